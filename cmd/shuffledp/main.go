@@ -1,0 +1,32 @@
+// Command shuffledp is the command-line front end of shuffledp: privacy
+// accounting for the shuffle model (account, calibrate, figure), local
+// randomizers and their audits (randomize, audit), and CLDP-SGD training
+// (data, train).
+//
+// Each subcommand lives in its own file and registers itself on rootCmd in
+// an init function.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+var rootCmd = &cobra.Command{
+	Use:   "shuffledp",
+	Short: "Differentially private federated learning in the shuffle model",
+	Long: `shuffledp accounts for, simulates and trains with differential privacy in the
+shuffle model: clients randomize locally (eps0-LDP), a shuffler permutes the
+reports, and the accountant bounds the (epsilon, delta) spent over rounds.`,
+	SilenceUsage:  true,
+	SilenceErrors: true,
+}
+
+func main() {
+	if err := rootCmd.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "shuffledp:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,92 @@
+package logmath
+
+import (
+	"math"
+	"testing"
+)
+
+func TestLogAddSubExp(t *testing.T) {
+	cases := []struct{ a, b float64 }{{0, 0}, {1000, 999}, {-1000, -1001}, {3, -40}}
+	for _, c := range cases {
+		s := LogAddExp(c.a, c.b)
+		if c.a != c.b {
+			back := LogSubExp(s, c.b)
+			if math.Abs(back-c.a) > 1e-12*math.Max(1, math.Abs(c.a)) {
+				t.Errorf("LogSubExp(LogAddExp(%g,%g)) = %g", c.a, c.b, back)
+			}
+		}
+		want := math.Max(c.a, c.b) + math.Log1p(math.Exp(-math.Abs(c.a-c.b)))
+		if math.Abs(s-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("LogAddExp(%g,%g) = %g, want %g", c.a, c.b, s, want)
+		}
+	}
+	if got := LogAddExp(math.Inf(-1), 2); got != 2 {
+		t.Errorf("LogAddExp(-Inf,2) = %g", got)
+	}
+	if !math.IsNaN(LogSubExp(1, 2)) {
+		t.Error("LogSubExp(1,2) should be NaN")
+	}
+}
+
+func TestLogSumExp(t *testing.T) {
+	got := LogSumExp([]float64{1000, 1000, 1000})
+	if want := 1000 + math.Log(3); math.Abs(got-want) > 1e-12 {
+		t.Errorf("LogSumExp = %g, want %g", got, want)
+	}
+	if !math.IsInf(LogSumExp(nil), -1) {
+		t.Error("empty LogSumExp should be -Inf")
+	}
+}
+
+func TestLog1mExpLog1pExp(t *testing.T) {
+	for _, x := range []float64{-1e-20, -1e-5, -0.5, -1, -50, -800} {
+		want := math.Log(-math.Expm1(x))
+		if got := Log1mExp(x); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("Log1mExp(%g) = %g, want %g", x, got, want)
+		}
+	}
+	for _, x := range []float64{-800, -40, 0, 20, 40, 800} {
+		var want float64
+		if x > 30 {
+			want = x + math.Log1p(math.Exp(-x))
+		} else {
+			want = math.Log1p(math.Exp(x))
+		}
+		if got := Log1pExp(x); math.Abs(got-want) > 1e-12*math.Max(1e-300, math.Abs(want)) {
+			t.Errorf("Log1pExp(%g) = %g, want %g", x, got, want)
+		}
+	}
+}
+
+func TestLogBinom(t *testing.T) {
+	if got, want := LogBinom(10, 3), math.Log(120); math.Abs(got-want) > 1e-12 {
+		t.Errorf("LogBinom(10,3) = %g, want %g", got, want)
+	}
+	if !math.IsInf(LogBinom(3, 4), -1) {
+		t.Error("LogBinom(3,4) should be -Inf")
+	}
+	// C(1e9, 2) = 1e9(1e9-1)/2
+	want := math.Log(1e9) + math.Log(1e9-1) - math.Log(2)
+	if got := LogBinom(1e9, 2); math.Abs(got-want) > 1e-9 {
+		t.Errorf("LogBinom(1e9,2) = %.15g, want %.15g", got, want)
+	}
+}
+
+// TestLogBinomOracle compares with values from mpmath (50 digits):
+// mpmath.log(mpmath.binomial(n, k)).
+func TestLogBinomOracle(t *testing.T) {
+	cases := []struct{ n, k, want float64 }{
+		{1e9, 2, 40.753384492332877},
+		{1e9, 5000, 66025.173178334462},
+		{1e6, 500000, 693140.04701306368},
+		{4096, 2048, 2834.7461161023759},
+		{12.5, 3.25, 5.7775955573182834},
+		{30, 1, 3.4011973816621554},
+	}
+	for _, c := range cases {
+		got := LogBinom(c.n, c.k)
+		if math.Abs(got-c.want) > 4e-15*math.Max(1, math.Abs(c.want)) {
+			t.Errorf("LogBinom(%g,%g) = %.17g, want %.17g", c.n, c.k, got, c.want)
+		}
+	}
+}
