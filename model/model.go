@@ -3,6 +3,8 @@
 // every client clips, randomizes and reports the gradient of its own example.
 package model
 
+import "math/rand/v2"
+
 // Model is a differentiable classifier trained with cross-entropy loss.
 //
 // All parameters live in one flat vector (Params) so that clipping,
@@ -19,6 +21,10 @@ type Model interface {
 	// Params returns the live parameter vector; updating it in place
 	// updates the model.
 	Params() []float64
+	// Init re-initializes the parameters deterministically from rng
+	// (seeded generators only: the initial model of CLDP-SGD is public).
+	// Constructors already initialize from NewInitRNG(DefaultSeed).
+	Init(rng *rand.Rand)
 	// NewWorker returns scratch space for one goroutine. A Worker is not
 	// safe for concurrent use; distinct Workers are, as long as Params is
 	// not written while they run.
