@@ -1,0 +1,176 @@
+package randomizer
+
+import (
+	"fmt"
+	"math"
+)
+
+// Norm names the norm of a randomizer's input ball.
+type Norm int
+
+const (
+	// NormNone marks categorical inputs (RR, k-RR): no clipping applies.
+	NormNone Norm = iota
+	// NormL1 is the l_1 norm, sum |x_i| (R_1).
+	NormL1
+	// NormL2 is the Euclidean norm (R_2, Gaussian).
+	NormL2
+	// NormLinf is the max norm, max |x_i| (R_inf).
+	NormLinf
+)
+
+// String returns "none", "l1", "l2" or "linf".
+func (n Norm) String() string {
+	switch n {
+	case NormNone:
+		return "none"
+	case NormL1:
+		return "l1"
+	case NormL2:
+		return "l2"
+	case NormLinf:
+		return "linf"
+	}
+	return fmt.Sprintf("Norm(%d)", int(n))
+}
+
+// ParseNorm is the inverse of Norm.String.
+func ParseNorm(s string) (Norm, error) {
+	switch s {
+	case "none":
+		return NormNone, nil
+	case "l1":
+		return NormL1, nil
+	case "l2":
+		return NormL2, nil
+	case "linf":
+		return NormLinf, nil
+	}
+	return 0, fmt.Errorf("norm must be one of none, l1, l2, linf, got %q", s)
+}
+
+// ClipL1 scales x in place onto the l_1 ball of radius c when ||x||_1 > c
+// (x ← x·c/||x||_1, the clipping of Abadi et al. 2016 in the l_1 norm) and
+// returns the original norm ||x||_1. c must be > 0.
+func ClipL1(x []float64, c float64) float64 {
+	var n float64
+	for _, v := range x {
+		n += math.Abs(v)
+	}
+	scaleDown(x, n, c)
+	return n
+}
+
+// ClipL2 scales x in place onto the Euclidean ball of radius c when
+// ||x||_2 > c and returns the original norm ||x||_2 (computed with scaling,
+// so it neither overflows nor underflows).
+func ClipL2(x []float64, c float64) float64 {
+	n := l2Norm(x)
+	scaleDown(x, n, c)
+	return n
+}
+
+// ClipLinf clamps every coordinate of x in place into [−c, c] (the
+// Euclidean projection onto the l_inf ball) and returns the original
+// ||x||_inf. Unlike ClipL1 and ClipL2 this changes the direction of x;
+// it is the projection R_inf's analysis assumes (Girgis et al. 2021, §3).
+func ClipLinf(x []float64, c float64) float64 {
+	var n float64
+	for i, v := range x {
+		if a := math.Abs(v); a > n {
+			n = a
+		}
+		if v > c {
+			x[i] = c
+		} else if v < -c {
+			x[i] = -c
+		}
+	}
+	return n
+}
+
+// Clip clips x in place onto the ball of radius c in norm n and returns the
+// original norm. NormNone leaves x untouched and returns 0.
+func Clip(n Norm, x []float64, c float64) float64 {
+	switch n {
+	case NormL1:
+		return ClipL1(x, c)
+	case NormL2:
+		return ClipL2(x, c)
+	case NormLinf:
+		return ClipLinf(x, c)
+	}
+	return 0
+}
+
+// scaleDown multiplies x by c/n when n > c. NaN or infinite norms zero the
+// vector (a gradient that overflowed carries no usable direction, and
+// zeroing keeps it in the ball).
+func scaleDown(x []float64, n, c float64) {
+	if math.IsNaN(n) || math.IsInf(n, 0) {
+		clear(x)
+		return
+	}
+	if n <= c {
+		return
+	}
+	s := c / n
+	for i := range x {
+		x[i] *= s
+	}
+}
+
+// l2Norm returns the Euclidean norm of x with the scaling of LAPACK's dnrm2,
+// so that it does not overflow for large entries.
+func l2Norm(x []float64) float64 {
+	var scale, ssq float64 = 0, 1
+	for _, v := range x {
+		if v == 0 {
+			continue
+		}
+		a := math.Abs(v)
+		if scale < a {
+			ssq = 1 + ssq*(scale/a)*(scale/a)
+			scale = a
+		} else {
+			ssq += (a / scale) * (a / scale)
+		}
+	}
+	return scale * math.Sqrt(ssq)
+}
+
+// domainSlack is the relative tolerance with which Randomize accepts an
+// input whose norm exceeds the radius: clipping by x·c/||x|| can leave the
+// recomputed norm a few ulps above c. Privacy does not depend on it — every
+// randomizer clamps its coin probabilities into the eps0-LDP range.
+const domainSlack = 1e-9
+
+// checkDomain verifies len(x) == d, that x is finite, and ||x||_norm ≤
+// c(1+domainSlack).
+func checkDomain(x []float64, d int, n Norm, c float64) error {
+	if len(x) != d {
+		return fmt.Errorf("%w: input has length %d, want dim %d", ErrDomain, len(x), d)
+	}
+	var v float64
+	switch n {
+	case NormL1:
+		for _, xi := range x {
+			v += math.Abs(xi)
+		}
+	case NormL2:
+		v = l2Norm(x)
+	case NormLinf:
+		for _, xi := range x {
+			if a := math.Abs(xi); a > v || math.IsNaN(xi) {
+				v = a
+			}
+		}
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%w: input has a NaN or infinite entry", ErrDomain)
+	}
+	if v > c*(1+domainSlack) {
+		return fmt.Errorf("%w: %v norm %g exceeds radius %g (clip first)", ErrDomain, n, v, c)
+	}
+	return nil
+}
