@@ -44,9 +44,15 @@ func New(name string, inputDim, classes int) (Model, error) {
 		return NewLogReg(inputDim, classes)
 	case "mlp":
 		return NewMLP(inputDim, DefaultMLPHidden, classes)
+	case "cnn":
+		side := int(math.Round(math.Sqrt(float64(inputDim))))
+		if side*side != inputDim {
+			return nil, fmt.Errorf("model cnn needs square single-channel images, but inputDim %d is not a square", inputDim)
+		}
+		return NewCNN(side, side, classes)
 	}
 	return nil, fmt.Errorf("model must be one of %v, got %q", Names, name)
 }
 
 // Names lists the architectures New accepts.
-var Names = []string{"mlp", "logreg"}
+var Names = []string{"cnn", "mlp", "logreg"}

@@ -17,3 +17,29 @@ func dot(a, b []float64) float64 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
+
+// axpy computes dst += alpha*x over len(x) elements (dst must be at least
+// as long).
+func axpy(dst []float64, alpha float64, x []float64) {
+	dst = dst[:len(x)]
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		dst[i] += alpha * x[i]
+		dst[i+1] += alpha * x[i+1]
+		dst[i+2] += alpha * x[i+2]
+		dst[i+3] += alpha * x[i+3]
+	}
+	for ; i < len(x); i++ {
+		dst[i] += alpha * x[i]
+	}
+}
+
+// allZero reports whether every element of v is zero.
+func allZero(v []float64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
