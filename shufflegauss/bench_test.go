@@ -36,3 +36,16 @@ func BenchmarkShuffleSmallN4096(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckInOrders2to64 is eq. (11) at the paper's distributed
+// learning setting (n = 60000, rate 0.1, sigma 5), orders 2..64.
+func BenchmarkCheckInOrders2to64(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		c, _ := NewCheckIn(5, 60000, 0.1, CheckInMixture)
+		for o := 2; o <= 64; o++ {
+			if _, err := c.RDP(float64(o)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
