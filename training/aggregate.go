@@ -1,0 +1,37 @@
+package training
+
+import (
+	"errors"
+
+	"github.com/shuffledp/shuffledp/randomizer"
+)
+
+// reportBatch holds one round's k reports, indexed by the client's slot in
+// the round's sample until the shuffler permutes them, and the server's
+// per-shard partial sums of their decodings.
+type reportBatch struct {
+	reports []randomizer.Report
+	errs    []error // per shard
+	nShards int
+	partial [][]float64 // per-shard decoded sums (allocated on first use)
+	d       int
+}
+
+func newReportBatch(k, nShards, d int) *reportBatch {
+	return &reportBatch{reports: make([]randomizer.Report, k), errs: make([]error, nShards), nShards: nShards, d: d}
+}
+
+// aggregate is Algorithm 1, line 10, before the division by k: the server
+// adds the unbiased decodings of the shuffled reports into t.sum. Sparse
+// reports (R_inf, R_1, R_2 all send one signed index) are decoded in O(1)
+// each through randomizer.AddDecodedAll, sequentially in shuffled order,
+// which is deterministic given the permutation.
+func (t *Trainer) aggregate() error {
+	clear(t.sum)
+	return randomizer.AddDecodedAll(t.mech.r, t.reports.reports, 1, t.sum)
+}
+
+// firstError returns the first non-nil error in shard order.
+func firstError(errs []error) error {
+	return errors.Join(errs...)
+}

@@ -1,0 +1,183 @@
+package training
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+)
+
+// Randomizer names accepted by Config.Randomizer.
+const (
+	// RandomizerNone is the non-private baseline: clipped gradients are
+	// averaged without noise and no privacy is claimed (epsilon is null).
+	RandomizerNone = "none"
+	// RandomizerRInf is R_inf of Girgis et al. (AISTATS'21) on the l_inf
+	// ball: one coordinate, one sign, log2(d)+1 bits.
+	RandomizerRInf = "rinf"
+	// RandomizerR1 is R_1 of Girgis et al. on the l_1 ball (Hadamard
+	// basis), log2(d)+1 bits.
+	RandomizerR1 = "r1"
+	// RandomizerR2 is R_2 = Quan∘Priv of Girgis et al. on the l_2 ball.
+	RandomizerR2 = "r2"
+)
+
+// Clipping norms accepted by Config.ClipNorm.
+const (
+	NormL1   = "l1"
+	NormL2   = "l2"
+	NormLInf = "linf"
+)
+
+// DefaultClipNorm returns the norm each randomizer's input domain is a ball
+// of: l_inf for R_inf, l_1 for R_1, l_2 for R_2 (and for the non-private
+// baseline, which has no domain, l_2).
+func DefaultClipNorm(randomizer string) string {
+	switch randomizer {
+	case RandomizerRInf:
+		return NormLInf
+	case RandomizerR1:
+		return NormL1
+	default:
+		return NormL2
+	}
+}
+
+// normRank orders the norms by the size of their unit balls:
+// B_1 ⊂ B_2 ⊂ B_inf.
+func normRank(norm string) int {
+	switch norm {
+	case NormL1:
+		return 1
+	case NormL2:
+		return 2
+	default:
+		return 3
+	}
+}
+
+// Config holds the parameters of one CLDP-SGD run (NeurIPS'21 Algorithm 1).
+// Field comments name the command-line flag each one comes from.
+type Config struct {
+	// Clients is n, the number of clients, each holding one training
+	// example (--clients). The first n examples of the training set are
+	// the clients' data.
+	Clients int
+	// Sample is k, the number of clients sampled without replacement in
+	// every round (--sample).
+	Sample int
+	// Randomizer is one of none, rinf, r1, r2 (--randomizer).
+	Randomizer string
+	// ClipNorm is l1, l2 or linf (--clip-norm); empty means
+	// DefaultClipNorm(Randomizer).
+	ClipNorm string
+	// Clip is the clipping radius C (--clip): g <- g / max(1, ||g||_p / C).
+	Clip float64
+	// Eps0 is the local privacy parameter of the randomizer (--eps0).
+	Eps0 float64
+	// Delta is the delta at which epsilon is reported (--delta).
+	Delta float64
+	// Epochs is the number of passes, an epoch being n/k rounds
+	// (--epochs); fractional values are allowed. The run has
+	// ceil(Epochs*n/k) rounds.
+	Epochs float64
+	// LR is the learning-rate schedule (--lr).
+	LR LRSchedule
+	// Seed seeds every random choice of the simulation (--seed): client
+	// sampling, randomizer noise and the shuffler's permutation.
+	Seed uint64
+	// TargetEpsilon, if positive, stops training before the first round
+	// whose composition would make epsilon exceed it (--target-epsilon).
+	TargetEpsilon float64
+	// EvalEvery is the evaluation period in rounds (--eval-every); 0 means
+	// once per epoch.
+	EvalEvery int
+	// ProjectRadius, if positive, projects the parameters onto the l_2 ball
+	// of that radius after every step (the projection Pi_C of Algorithm 1,
+	// line 11); 0 means no projection (C = R^d).
+	ProjectRadius float64
+	// Workers is the number of goroutines computing per-client gradients;
+	// 0 means GOMAXPROCS. The result does not depend on it.
+	Workers int
+}
+
+// Validate checks every field and returns an error naming the offending
+// flag.
+func (c *Config) Validate() error {
+	if c.Clients < 1 {
+		return fmt.Errorf("clients must be >= 1, got %d", c.Clients)
+	}
+	if c.Sample < 1 || c.Sample > c.Clients {
+		return fmt.Errorf("sample must be in [1, clients=%d], got %d", c.Clients, c.Sample)
+	}
+	switch c.Randomizer {
+	case RandomizerNone, RandomizerRInf, RandomizerR1, RandomizerR2:
+	default:
+		return fmt.Errorf("randomizer must be one of none, rinf, r1, r2, got %q", c.Randomizer)
+	}
+	if c.ClipNorm == "" {
+		c.ClipNorm = DefaultClipNorm(c.Randomizer)
+	}
+	switch c.ClipNorm {
+	case NormL1, NormL2, NormLInf:
+	default:
+		return fmt.Errorf("clip-norm must be one of l1, l2, linf, got %q", c.ClipNorm)
+	}
+	// The clipped vector must lie in the randomizer's input domain, the
+	// ball of radius C in its norm; since B_1(C) ⊂ B_2(C) ⊂ B_inf(C),
+	// clipping in a smaller norm is allowed.
+	if c.Randomizer != RandomizerNone && normRank(c.ClipNorm) > normRank(DefaultClipNorm(c.Randomizer)) {
+		return fmt.Errorf("clip-norm %s does not keep gradients inside the input domain of randomizer %s (the %s ball of radius clip); use %s",
+			c.ClipNorm, c.Randomizer, DefaultClipNorm(c.Randomizer), DefaultClipNorm(c.Randomizer))
+	}
+	if !(c.Clip > 0) || math.IsInf(c.Clip, 0) {
+		return fmt.Errorf("clip must be positive and finite, got %g", c.Clip)
+	}
+	if c.Randomizer != RandomizerNone && (!(c.Eps0 > 0) || math.IsInf(c.Eps0, 0)) {
+		return fmt.Errorf("eps0 must be positive and finite, got %g", c.Eps0)
+	}
+	if !(c.Delta > 0 && c.Delta < 1) {
+		return fmt.Errorf("delta must be in (0,1), got %g", c.Delta)
+	}
+	if !(c.Epochs > 0) || math.IsInf(c.Epochs, 0) {
+		return fmt.Errorf("epochs must be positive and finite, got %g", c.Epochs)
+	}
+	if len(c.LR.Rates) == 0 {
+		return fmt.Errorf("lr: empty schedule")
+	}
+	if c.TargetEpsilon < 0 || math.IsNaN(c.TargetEpsilon) || math.IsInf(c.TargetEpsilon, 0) {
+		return fmt.Errorf("target-epsilon must be >= 0 and finite (0 = no target), got %g", c.TargetEpsilon)
+	}
+	if c.TargetEpsilon > 0 && c.Randomizer == RandomizerNone {
+		return fmt.Errorf("target-epsilon needs a private randomizer; randomizer none has no privacy guarantee")
+	}
+	if c.EvalEvery < 0 {
+		return fmt.Errorf("eval-every must be >= 0 (0 = once per epoch), got %d", c.EvalEvery)
+	}
+	if c.ProjectRadius < 0 || math.IsNaN(c.ProjectRadius) || math.IsInf(c.ProjectRadius, 0) {
+		return fmt.Errorf("project-radius must be >= 0 and finite (0 = no projection), got %g", c.ProjectRadius)
+	}
+	if c.Workers < 0 {
+		return fmt.Errorf("workers must be >= 0 (0 = GOMAXPROCS), got %d", c.Workers)
+	}
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	return nil
+}
+
+// TotalRounds is ceil(Epochs * n / k).
+func (c *Config) TotalRounds() int {
+	return int(math.Ceil(c.Epochs*float64(c.Clients)/float64(c.Sample) - 1e-9))
+}
+
+// EpochOf returns the epoch (counted from 0) that round t (counted from 0)
+// belongs to: floor(t*k/n).
+func (c *Config) EpochOf(t int) int {
+	return int(int64(t) * int64(c.Sample) / int64(c.Clients))
+}
+
+// EpochsDone returns the number of epochs completed after rounds rounds:
+// rounds*k/n.
+func (c *Config) EpochsDone(rounds int) float64 {
+	return float64(rounds) * float64(c.Sample) / float64(c.Clients)
+}

@@ -1,0 +1,180 @@
+package training
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+)
+
+// Record is one evaluation, written as one JSON object per line by the
+// --metrics file. Epsilon is null (nil) for the non-private baseline.
+type Record struct {
+	// Epoch is the number of epochs completed, rounds*k/n.
+	Epoch float64 `json:"epoch"`
+	// Round is the number of rounds completed.
+	Round int `json:"round"`
+	// TestAccuracy and TestLoss are measured on the test set.
+	TestAccuracy *float64 `json:"test_accuracy"`
+	TestLoss     *float64 `json:"test_loss"`
+	// TrainLoss is the mean loss of the sampled clients' examples over the
+	// rounds since the previous evaluation (null at round 0).
+	TrainLoss *float64 `json:"train_loss"`
+	// Epsilon is the (epsilon, Delta)-DP guarantee of all rounds so far
+	// (null without a randomizer); RDPOrder is the order that attained it.
+	Epsilon  *float64 `json:"epsilon"`
+	Delta    float64  `json:"delta"`
+	RDPOrder *float64 `json:"rdp_order,omitempty"`
+	// LR is the learning rate of the last round.
+	LR float64 `json:"lr"`
+	// WallSeconds is the wall time since this process started training
+	// (a resumed run starts again from 0).
+	WallSeconds float64 `json:"wall_seconds"`
+	// ClientUpdatesPerSec is the throughput (per-client gradient, clip,
+	// randomize, shuffle and aggregate) since the previous evaluation,
+	// evaluation time excluded.
+	ClientUpdatesPerSec float64 `json:"client_updates_per_sec"`
+	// Run parameters, repeated on every line so a file is self-describing.
+	Model      string  `json:"model"`
+	Randomizer string  `json:"randomizer"`
+	ClipNorm   string  `json:"clip_norm"`
+	Clip       float64 `json:"clip"`
+	Eps0       float64 `json:"eps0"`
+	Clients    int     `json:"clients"`
+	Sample     int     `json:"sample"`
+	Seed       uint64  `json:"seed"`
+}
+
+// StopReason says why Run returned.
+type StopReason string
+
+const (
+	// StopEpochs: all ceil(epochs*n/k) rounds ran.
+	StopEpochs StopReason = "epochs"
+	// StopTargetEpsilon: the next round would have exceeded --target-epsilon.
+	StopTargetEpsilon StopReason = "target-epsilon"
+	// StopCancelled: the context was cancelled (e.g. Ctrl-C).
+	StopCancelled StopReason = "cancelled"
+)
+
+// Hooks are callbacks of Run; nil ones are skipped. An error returned by a
+// hook stops Run with that error.
+type Hooks struct {
+	// OnRound is called after every round.
+	OnRound func(RoundStats) error
+	// OnEval is called with every evaluation record.
+	OnEval func(Record) error
+}
+
+// evalDue reports whether an evaluation follows the completion of round r
+// (counted from 1): every EvalEvery rounds, or at each epoch boundary when
+// EvalEvery is 0, and always after the last round.
+func (t *Trainer) evalDue(r, total int) bool {
+	if r >= total {
+		return true
+	}
+	if t.cfg.EvalEvery > 0 {
+		return r%t.cfg.EvalEvery == 0
+	}
+	return t.cfg.EpochOf(r) != t.cfg.EpochOf(r-1)
+}
+
+// Run trains until ceil(Epochs*n/k) rounds have completed (counting rounds
+// completed before a resume), the target epsilon would be exceeded, or ctx
+// is cancelled. It evaluates at round 0 of a fresh run, then as evalDue
+// says, and after the last round it ran.
+func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
+	total := t.cfg.TotalRounds()
+	start := time.Now()
+	var (
+		lossSum       float64
+		lossRounds    int
+		lastLR        = t.cfg.LR.Rate(t.cfg.EpochOf(max(t.round-1, 0)))
+		trainTime     time.Duration
+		updatesAtEval int64 = t.updates
+		evaluated     bool
+	)
+	eval := func() error {
+		e := t.Evaluate(nil)
+		rec := Record{
+			Epoch: t.cfg.EpochsDone(t.round), Round: t.round,
+			TestAccuracy: finiteOrNil(e.Accuracy), TestLoss: finiteOrNil(e.Loss),
+			Delta: t.cfg.Delta, LR: lastLR,
+			WallSeconds: time.Since(start).Seconds(),
+			Model:       t.model.Name(), Randomizer: t.cfg.Randomizer, ClipNorm: t.cfg.ClipNorm,
+			Clip: t.cfg.Clip, Eps0: t.cfg.Eps0, Clients: t.cfg.Clients, Sample: t.cfg.Sample, Seed: t.cfg.Seed,
+		}
+		if t.cfg.Randomizer == RandomizerNone {
+			rec.Eps0 = 0
+		}
+		if lossRounds > 0 {
+			rec.TrainLoss = finiteOrNil(lossSum / float64(lossRounds))
+		}
+		if trainTime > 0 {
+			rec.ClientUpdatesPerSec = float64(t.updates-updatesAtEval) / trainTime.Seconds()
+		}
+		if t.ledger.Private() {
+			eps, order, err := t.ledger.Epsilon()
+			if err != nil {
+				return err
+			}
+			rec.Epsilon, rec.RDPOrder = &eps, &order
+		}
+		lossSum, lossRounds, trainTime, updatesAtEval = 0, 0, 0, t.updates
+		evaluated = true
+		if hooks.OnEval != nil {
+			return hooks.OnEval(rec)
+		}
+		return nil
+	}
+	if t.round == 0 {
+		if err := eval(); err != nil {
+			return "", err
+		}
+	}
+	for t.round < total {
+		if err := ctx.Err(); err != nil {
+			if !evaluated {
+				if err := eval(); err != nil {
+					return "", err
+				}
+			}
+			return StopCancelled, nil
+		}
+		st, err := t.Step()
+		if errors.Is(err, ErrBudgetExhausted) {
+			if !evaluated {
+				if err := eval(); err != nil {
+					return "", err
+				}
+			}
+			return StopTargetEpsilon, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		evaluated = false
+		lossSum += st.Loss
+		lossRounds++
+		lastLR = st.LR
+		trainTime += st.Duration
+		if hooks.OnRound != nil {
+			if err := hooks.OnRound(st); err != nil {
+				return "", err
+			}
+		}
+		if t.evalDue(t.round, total) {
+			if err := eval(); err != nil {
+				return "", err
+			}
+		}
+	}
+	return StopEpochs, nil
+}
+
+func finiteOrNil(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
