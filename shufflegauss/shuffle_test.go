@@ -104,6 +104,11 @@ type goldenFile struct {
 		Epsilon string `json:"epsilon"`
 		Order   int    `json:"order"`
 	} `json:"table1"`
+	Table1Uncapped []struct {
+		Steps   int    `json:"steps"`
+		Epsilon string `json:"epsilon"`
+		Order   int    `json:"order"`
+	} `json:"table1_uncapped"`
 	Subsampled []struct {
 		Order int     `json:"order"`
 		M     int64   `json:"m"`
