@@ -95,6 +95,11 @@ type Config struct {
 	// of that radius after every step (the projection Pi_C of Algorithm 1,
 	// line 11); 0 means no projection (C = R^d).
 	ProjectRadius float64
+	// CryptoNoise draws the clients' randomizer noise from crypto/rand
+	// (--crypto-noise), as a deployment must; the run is then not
+	// reproducible. Client sampling and the shuffler's permutation still
+	// come from the seeded generator.
+	CryptoNoise bool
 	// Workers is the number of goroutines computing per-client gradients;
 	// 0 means GOMAXPROCS. The result does not depend on it.
 	Workers int

@@ -27,6 +27,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/model"
+	"github.com/shuffledp/shuffledp/randomizer"
 )
 
 // maxShards bounds the number of fixed shards a round's k clients are split
@@ -129,7 +130,11 @@ func New(cfg Config, m model.Model, train, test *data.Dataset) (*Trainer, error)
 		return nil, err
 	}
 	for range cfg.Workers {
-		t.workers = append(t.workers, &clientWorker{w: m.NewWorker(), grad: make([]float64, d)})
+		w := &clientWorker{w: m.NewWorker(), grad: make([]float64, d)}
+		if cfg.CryptoNoise {
+			w.src.crypto = randomizer.NewCryptoSource()
+		}
+		t.workers = append(t.workers, w)
 	}
 	nShards := min(maxShards, cfg.Sample)
 	if mech == nil { // dense non-private path: per-shard partial sums

@@ -90,4 +90,3 @@ func TestNonPrivateLossDecreases(t *testing.T) {
 		t.Errorf("training loss did not decrease: %v then %v", *recs[1].TrainLoss, *recs[3].TrainLoss)
 	}
 }
-
