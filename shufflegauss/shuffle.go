@@ -94,7 +94,7 @@ func (s *Shuffle) ensure(order int) {
 
 // LogMoment returns an upper bound on log A(order) of Theorem 1 (eq. 4),
 // i.e. (order-1) times the RDP at the integer order: the exact value plus
-// a rounding slack of 64 ulps per recurrence row. Orders must be integers
+// a rounding slack (see logMomentSlack). Orders must be integers
 // in [1, 65536]; LogMoment(1) = 0.
 func (s *Shuffle) LogMoment(order int) (float64, error) {
 	if order < 1 || order > maxOrder {
@@ -107,7 +107,7 @@ func (s *Shuffle) LogMoment(order int) (float64, error) {
 	s.ensure(order)
 	v := s.logA[order]
 	s.mu.Unlock()
-	return v + logMomentSlack(order, v), nil
+	return v + logMomentSlack(order, v, s.halfInvVar()), nil
 }
 
 // RDP returns eps(order) of Theorem 1: log A(order)/(order-1), capped by

@@ -77,7 +77,7 @@ func TestTable1LargeOrders(t *testing.T) {
 	for _, c := range g.Table1Uncapped {
 		eps, order := table1(t, s, c.Steps, intRange(2, 4096))
 		want := mustParse(t, c.Epsilon)
-		if order != c.Order || eps < want || eps > want+1e-12 {
+		if order != c.Order || eps < want || eps > want+1e-10 {
 			t.Errorf("T=%d: eps %.15g at order %d, mpmath %.15g at %d", c.Steps, eps, order, want, c.Order)
 		}
 	}
