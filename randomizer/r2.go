@@ -3,6 +3,8 @@ package randomizer
 import (
 	"fmt"
 	"math"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
 // R2 is the l_2 randomizer R_2 = Quan∘Priv of Girgis et al. (AISTATS'21,
@@ -68,11 +70,11 @@ func NewR2(eps0 float64, d int, a float64) (*R2, error) {
 }
 
 // meanAbsCoordinate returns E|u_1| = Γ(d/2)/(√π·Γ((d+1)/2)) for u uniform on
-// the unit sphere S^{d−1}.
+// the unit sphere S^{d−1}, computed as B(1/2, d/2)/π through
+// logmath.LogBeta, which avoids the cancellation of lgamma(d/2) −
+// lgamma((d+1)/2) at large d.
 func meanAbsCoordinate(d int) float64 {
-	lg1, _ := math.Lgamma(float64(d) / 2)
-	lg2, _ := math.Lgamma(float64(d+1) / 2)
-	return math.Exp(lg1-lg2) / math.Sqrt(math.Pi)
+	return math.Exp(logmath.LogBeta(0.5, float64(d)/2)) / math.Pi
 }
 
 func (r *R2) Name() string    { return "r2" }
