@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/shuffledp/shuffledp/data"
+	"github.com/shuffledp/shuffledp/model"
+	"github.com/shuffledp/shuffledp/training"
+)
+
+func init() { rootCmd.AddCommand(newTrainCmd()) }
+
+type trainFlags struct {
+	dataset, dataDir, model string
+	clients, sample         int
+	randomizer, clipNorm    string
+	clip, eps0, delta       float64
+	epochs                  float64
+	lr                      string
+	seed                    uint64
+	metrics                 string
+	targetEps               float64
+	evalEvery               int
+	checkpoint, resume      string
+	project                 float64
+	workers                 int
+	cryptoNoise, noProgress bool
+	testSize                int
+}
+
+func newTrainCmd() *cobra.Command {
+	var f trainFlags
+	cmd := &cobra.Command{
+		Use:   "train",
+		Short: "Train with CLDP-SGD (NeurIPS'21 Algorithm 1) and account for its privacy",
+		Long: `Train a classifier with CLDP-SGD (Girgis et al., NeurIPS 2021, Algorithm 1), in
+simulation: each of --clients clients holds one training example; every round
+--sample of them are drawn without replacement, each computes the gradient on
+its example, clips it (--clip-norm, --clip), randomizes it with an eps0-LDP
+randomizer (--randomizer rinf|r1|r2, --eps0), the shuffler permutes the
+reports, and the server averages them and takes an SGD step with the
+learning rate of the current epoch (--lr "0.3,70:0.18" = 0.3, then 0.18 from
+epoch 70; an epoch is clients/sample rounds). --randomizer none is the
+non-private baseline (clipped gradients averaged without noise).
+
+Every round is composed into the privacy ledger with the best upper bound on
+the RDP of the subsampled shuffle mechanism; epsilon at --delta is reported
+at every evaluation and --target-epsilon stops before the round that would
+exceed it. Every random choice is seeded by --seed (simulation only;
+--crypto-noise draws the client noise from crypto/rand).
+
+The defaults are the setting of NeurIPS'21 Fig. 5(a).`,
+		Example: `  shuffledp data fetch mnist --dir data/mnist
+  shuffledp train --dataset mnist --data-dir data/mnist --model cnn --clients 60000 \
+    --sample 10000 --randomizer rinf --clip 0.01 --eps0 1.5 --delta 1e-5 --epochs 200 \
+    --lr 0.3,70:0.18 --seed 1 --metrics out/fig5a.jsonl --checkpoint out/fig5a.ckpt`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runTrain(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dataset, "dataset", "mnist", "dataset: mnist (IDX files in --data-dir), or synthetic (random data of MNIST shape, for throughput measurements)")
+	fl.StringVar(&f.dataDir, "data-dir", "", "directory holding the dataset (for mnist: `shuffledp data fetch mnist --dir DIR`)")
+	fl.StringVar(&f.model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1), mlp or logreg")
+	fl.IntVar(&f.clients, "clients", 60000, "n: number of clients, each holding one training example (the first n)")
+	fl.IntVar(&f.sample, "sample", 10000, "k: clients sampled without replacement per round")
+	fl.StringVar(&f.randomizer, "randomizer", "rinf", "local randomizer: none (non-private baseline), rinf, r1 or r2")
+	fl.StringVar(&f.clipNorm, "clip-norm", "", "clipping norm l1, l2 or linf (default: linf for rinf, l1 for r1, l2 for r2 and none)")
+	fl.Float64Var(&f.clip, "clip", 0.01, "clipping radius C: g <- g / max(1, ||g||_p / C)")
+	fl.Float64Var(&f.eps0, "eps0", 1.5, "local DP parameter of the randomizer")
+	fl.Float64Var(&f.delta, "delta", 1e-5, "delta of the reported (epsilon, delta)-DP guarantee")
+	fl.Float64Var(&f.epochs, "epochs", 200, "epochs to train (an epoch is clients/sample rounds; fractions allowed)")
+	fl.StringVar(&f.lr, "lr", "0.3,70:0.18", "learning-rate schedule: RATE[,EPOCH:RATE...], e.g. 0.3,70:0.18")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of every random choice (simulation only)")
+	fl.StringVar(&f.metrics, "metrics", "", "write one JSON object per evaluation to this JSONL file (appended to on --resume)")
+	fl.Float64Var(&f.targetEps, "target-epsilon", 0, "stop before the round that would make epsilon exceed this (0 = no target)")
+	fl.IntVar(&f.evalEvery, "eval-every", 0, "evaluate every this many rounds (0 = once per epoch)")
+	fl.StringVar(&f.checkpoint, "checkpoint", "", "save a checkpoint (model, generator state, privacy ledger) here at every evaluation and at the end")
+	fl.StringVar(&f.resume, "resume", "", "resume from this checkpoint (same clients, sample, randomizer, clip, eps0, seed)")
+	fl.Float64Var(&f.project, "project-radius", 0, "project the parameters onto the l2 ball of this radius after every step (0 = no projection)")
+	fl.IntVar(&f.workers, "workers", 0, "goroutines computing client gradients (0 = GOMAXPROCS; results do not depend on it)")
+	fl.BoolVar(&f.cryptoNoise, "crypto-noise", false, "draw client randomizer noise from crypto/rand (not reproducible)")
+	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar on stderr")
+	fl.IntVar(&f.testSize, "test-size", 0, "evaluate on the first this many test examples (0 = all)")
+	cmd.AddCommand(newTrainPlotCmd())
+	return cmd
+}
+
+// loadTrainData returns the training and test sets named by --dataset.
+func loadTrainData(f *trainFlags) (train, test *data.Dataset, err error) {
+	switch f.dataset {
+	case "mnist":
+		if f.dataDir == "" {
+			return nil, nil, errors.New("data-dir is required for --dataset mnist (fetch it with `shuffledp data fetch mnist --dir DIR`)")
+		}
+		train, test, err = data.LoadMNIST(f.dataDir)
+	case "synthetic":
+		train, test = syntheticMNIST(max(f.clients, 1), f.seed), syntheticMNIST(2000, f.seed+1)
+	default:
+		return nil, nil, fmt.Errorf("dataset must be mnist or synthetic, got %q", f.dataset)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.testSize < 0 {
+		return nil, nil, fmt.Errorf("test-size must be >= 0, got %d", f.testSize)
+	}
+	if f.testSize > 0 && f.testSize < test.N {
+		t := *test
+		t.N, t.X, t.Y = f.testSize, t.X[:f.testSize*t.Dim], t.Y[:f.testSize]
+		test = &t
+	}
+	return train, test, nil
+}
+
+// syntheticMNIST returns n random 28x28 "images" with random labels: data
+// of MNIST's shape for throughput measurements (nothing to learn).
+func syntheticMNIST(n int, seed uint64) *data.Dataset {
+	r := rand.New(rand.NewPCG(seed, 0x5e7))
+	ds := &data.Dataset{N: n, Dim: 784, Rows: 28, Cols: 28, Channels: 1, Classes: 10,
+		X: make([]float64, n*784), Y: make([]int, n)}
+	for i := range ds.X {
+		if r.IntN(5) == 0 { // MNIST is ~80% zero pixels
+			ds.X[i] = r.Float64()
+		}
+	}
+	for i := range ds.Y {
+		ds.Y[i] = r.IntN(10)
+	}
+	return ds
+}
+
+func runTrain(cmd *cobra.Command, f *trainFlags) error {
+	sched, err := training.ParseLRSchedule(f.lr)
+	if err != nil {
+		return err
+	}
+	cfg := training.Config{
+		Clients: f.clients, Sample: f.sample, Randomizer: f.randomizer, ClipNorm: f.clipNorm,
+		Clip: f.clip, Eps0: f.eps0, Delta: f.delta, Epochs: f.epochs, LR: sched, Seed: f.seed,
+		TargetEpsilon: f.targetEps, EvalEvery: f.evalEvery, ProjectRadius: f.project,
+		Workers: f.workers, CryptoNoise: f.cryptoNoise,
+	}
+	if err := cfg.Validate(); err != nil { // before loading 400 MB of data
+		return err
+	}
+	train, test, err := loadTrainData(f)
+	if err != nil {
+		return err
+	}
+	m, err := model.New(f.model, train.Dim, train.Classes)
+	if err != nil {
+		return err
+	}
+	m.Init(model.NewInitRNG(f.seed))
+	tr, err := training.New(cfg, m, train, test)
+	if err != nil {
+		return err
+	}
+	if f.resume != "" {
+		if err := tr.LoadCheckpoint(f.resume); err != nil {
+			return err
+		}
+	}
+	cfg = tr.Config()
+	total := cfg.TotalRounds()
+	stderr := cmd.ErrOrStderr()
+	fmt.Fprintf(stderr, "train: %s on %d clients, k=%d per round, %s (clip %s %g, eps0 %g), %d rounds (%.4g epochs of %.4g rounds), %d params, %d workers\n",
+		m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.ClipNorm, cfg.Clip, cfg.Eps0, total, cfg.Epochs,
+		float64(cfg.Clients)/float64(cfg.Sample), m.NumParams(), cfg.Workers)
+	if tr.Round() > 0 {
+		fmt.Fprintf(stderr, "train: resumed from %s at round %d\n", f.resume, tr.Round())
+	}
+
+	var metrics io.Writer
+	if f.metrics != "" {
+		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+		if f.resume != "" {
+			flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		}
+		if dir := filepath.Dir(f.metrics); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("metrics: %w", err)
+			}
+		}
+		mf, err := os.OpenFile(f.metrics, flags, 0o644)
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		defer mf.Close()
+		metrics = mf
+	}
+
+	var bar *progressbar.ProgressBar
+	if !f.noProgress {
+		bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(stderr),
+			progressbar.OptionSetDescription("rounds"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }),
+		)
+		bar.Set(tr.Round())
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+
+	var last training.Record
+	hooks := training.Hooks{
+		OnRound: func(training.RoundStats) error {
+			if bar != nil {
+				bar.Add(1)
+			}
+			return nil
+		},
+		OnEval: func(r training.Record) error {
+			last = r
+			if metrics != nil {
+				line, err := json.Marshal(r)
+				if err != nil {
+					return fmt.Errorf("metrics: %w", err)
+				}
+				if _, err := metrics.Write(append(line, '\n')); err != nil {
+					return fmt.Errorf("metrics: %w", err)
+				}
+			}
+			desc := fmt.Sprintf("epoch %.4g acc %s eps %s", r.Epoch, fmtPtr(r.TestAccuracy, "%.4f"), fmtPtr(r.Epsilon, "%.4g"))
+			if bar != nil {
+				bar.Describe(desc)
+			} else {
+				fmt.Fprintf(stderr, "round %d %s (%.0f client-updates/s)\n", r.Round, desc, r.ClientUpdatesPerSec)
+			}
+			if f.checkpoint != "" && r.Round > 0 {
+				return tr.SaveCheckpoint(f.checkpoint)
+			}
+			return nil
+		},
+	}
+	if cmd.Context() == nil {
+		ctx = context.Background()
+	}
+	reason, err := tr.Run(ctx, hooks)
+	if bar != nil {
+		bar.Exit()
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		return err
+	}
+	if f.checkpoint != "" {
+		if err := tr.SaveCheckpoint(f.checkpoint); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g\n",
+		reason, last.Round, last.Epoch, fmtPtr(last.TestAccuracy, "%.4f"), fmtPtr(last.Epsilon, "%.4g"), cfg.Delta)
+	return nil
+}
+
+func fmtPtr(v *float64, format string) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+// newTrainPlotCmd plots test accuracy against epsilon from metrics files.
+func newTrainPlotCmd() *cobra.Command {
+	var (
+		files  []string
+		labels []string
+		out    string
+		title  string
+		xmax   float64
+	)
+	cmd := &cobra.Command{
+		Use:   "plot --metrics F.jsonl [--metrics G.jsonl ...] --out F.png",
+		Short: "Plot test accuracy against epsilon from training metrics (PNG, SVG or PDF)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return errors.New("metrics: give at least one --metrics file")
+			}
+			if out == "" {
+				return errors.New("out is required (an output file ending in .png, .svg or .pdf)")
+			}
+			if len(labels) > 0 && len(labels) != len(files) {
+				return fmt.Errorf("label: give one --label per --metrics file (%d files, %d labels)", len(files), len(labels))
+			}
+			p := plot.New()
+			p.Title.Text = title
+			p.X.Label.Text = "epsilon (delta as in the metrics)"
+			p.Y.Label.Text = "test accuracy"
+			p.Y.Min, p.Y.Max = 0, 1
+			p.Add(plotter.NewGrid())
+			for i, file := range files {
+				recs, err := readMetrics(file)
+				if err != nil {
+					return err
+				}
+				var pts plotter.XYs
+				for _, r := range recs {
+					if r.Epsilon == nil || r.TestAccuracy == nil || (xmax > 0 && *r.Epsilon > xmax) {
+						continue
+					}
+					pts = append(pts, plotter.XY{X: *r.Epsilon, Y: *r.TestAccuracy})
+				}
+				if len(pts) == 0 {
+					return fmt.Errorf("metrics: %s has no record with both epsilon and test_accuracy (randomizer none has no epsilon)", file)
+				}
+				label := filepath.Base(file)
+				if len(labels) > 0 {
+					label = labels[i]
+				} else if r := recs[len(recs)-1]; r.Randomizer != "" {
+					label = fmt.Sprintf("%s, eps0=%g, k=%d, C=%g", r.Randomizer, r.Eps0, r.Sample, r.Clip)
+				}
+				line, err := plotter.NewLine(pts)
+				if err != nil {
+					return err
+				}
+				line.Color = plotutil.Color(i)
+				line.Width = vg.Points(1.5)
+				p.Add(line)
+				p.Legend.Add(label, line)
+			}
+			p.Legend.Top, p.Legend.Left = false, false
+			p.Legend.YOffs = vg.Points(20)
+			if dir := filepath.Dir(out); dir != "" {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+			}
+			if err := p.Save(6*vg.Inch, 4*vg.Inch, out); err != nil {
+				return fmt.Errorf("out: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&files, "metrics", nil, "metrics JSONL file written by `shuffledp train --metrics` (repeatable)")
+	cmd.Flags().StringArrayVar(&labels, "label", nil, "legend label for the corresponding --metrics file (repeatable)")
+	cmd.Flags().StringVar(&out, "out", "", "output image (.png, .svg or .pdf)")
+	cmd.Flags().StringVar(&title, "title", "CLDP-SGD on MNIST: test accuracy vs epsilon", "plot title")
+	cmd.Flags().Float64Var(&xmax, "max-epsilon", 0, "leave out evaluations with epsilon above this (0 = keep all)")
+	return cmd
+}
+
+// readMetrics reads a JSONL metrics file.
+func readMetrics(path string) ([]training.Record, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	defer fh.Close()
+	var recs []training.Record
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var r training.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, fmt.Errorf("metrics: %s line %d: %w", path, n, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("metrics: %s: %w", path, err)
+	}
+	return recs, nil
+}
