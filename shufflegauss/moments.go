@@ -70,12 +70,21 @@ func millerLogMoments(logA []float64, upTo int, n float64, halfInvVar float64, t
 			}
 		}
 		// Pass 2: weighted sum relative to the maximum.
-		s := 0.0
+		// Terms below e^{-40} of the largest are not exponentiated; each is
+		// replaced by its upper bound (1+1/n) e^{-40}, so skipping them can
+		// only round the sum up.
+		s, skipped := 0.0, 0
 		fm := float64(m)
+		cut := mx - 40
 		for j := 1; j <= m; j++ {
+			if buf[j] < cut {
+				skipped++
+				continue
+			}
 			w := 1 + (1-fm/float64(j))/n
 			s += w * math.Exp(buf[j]-mx)
 		}
+		s += float64(skipped) * (1 + 1/n) * math.Exp(-40)
 		logA = append(logA, mx+math.Log(s))
 	}
 	return logA
@@ -129,10 +138,18 @@ func convolveMoments(la []float64, a int64, lb []float64, b int64, buf []float64
 				mx = e
 			}
 		}
-		s := 0.0
+		// As in millerLogMoments: terms below e^{-40} of the largest count
+		// as e^{-40} (an upper bound) instead of being exponentiated.
+		s, skipped := 0.0, 0
+		cut := mx - 40
 		for i := 0; i <= m; i++ {
+			if buf[i] < cut {
+				skipped++
+				continue
+			}
 			s += math.Exp(buf[i] - mx)
 		}
+		s += float64(skipped) * math.Exp(-40)
 		out[m] = mx + math.Log(s)
 	}
 	return out
