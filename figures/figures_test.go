@@ -164,7 +164,7 @@ func TestRatiosTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || len(missing) != 3 {
+	if len(rows) != 2 || len(missing) != 5 {
 		t.Fatalf("rows %d missing %v", len(rows), missing)
 	}
 	for _, r := range rows {

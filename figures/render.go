@@ -29,6 +29,8 @@ func style(label string, i int) (color.Color, []vg.Length) {
 		return color.Black, nil
 	case FMT20KOV15Label:
 		return color.RGBA{R: 200, B: 200, A: 255}, nil
+	case FMT20AnalyticKOV15Label:
+		return color.RGBA{R: 200, B: 200, A: 255}, []vg.Length{vg.Points(2), vg.Points(2)}
 	case BestLabel:
 		return color.RGBA{G: 150, A: 255}, []vg.Length{vg.Points(6), vg.Points(3)}
 	}
