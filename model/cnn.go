@@ -201,6 +201,13 @@ func (m *CNN) NewWorker() Worker {
 		dA2:    make([]float64, m.o2h*m.o2w*c.Filters2),
 		dP2:    make([]float64, m.flat),
 		dh:     make([]float64, c.Hidden),
+		gv:     make([]float64, 0, cnnKernel2*cnnKernel2*c.Filters1),
+		gk:     make([]int32, 0, cnnKernel2*cnnKernel2*c.Filters1),
+		active: make([]bool, m.o2h*m.o2w),
+		cnt:    make([]int, c.Filters1),
+		lv:     make([]float64, c.Filters1*m.o2h*m.o2w),
+		lg:     make([]int32, c.Filters1*m.o2h*m.o2w),
+		lb:     make([]int32, c.Filters1*m.o2h*m.o2w),
 	}
 }
 
@@ -218,6 +225,15 @@ type cnnWorker struct {
 	h, logits    []float64
 	dA1, dP1     []float64
 	dA2, dP2, dh []float64
+	// conv2 scratch: gathered non-zero patch values and weight offsets
+	// (forward); positions with non-zero output gradient; per input
+	// channel lists of (value, gradient offset, dP1 index) (backward).
+	gv     []float64
+	gk     []int32
+	active []bool
+	cnt    []int
+	lv     []float64
+	lg, lb []int32
 }
 
 func (w *cnnWorker) Logits(x []float64, out []float64) {
@@ -269,19 +285,31 @@ func (w *cnnWorker) forward(x []float64) {
 	w2 := p[m.w2:m.b2]
 	for oy := range m.o2h {
 		for ox := range m.o2w {
-			out := w.a2[(oy*m.o2w+ox)*f2 : (oy*m.o2w+ox+1)*f2]
+			pos := oy*m.o2w + ox
+			out := w.a2[pos*f2 : (pos+1)*f2]
+			// Gather the patch's non-zero inputs, then add four weight rows
+			// per pass over out.
+			nv, nk := w.gv[:0], w.gk[:0]
 			for ky := range cnnKernel2 {
 				row := cnnStride2*oy + ky
 				for kx := range cnnKernel2 {
-					col := cnnStride2*ox + kx
-					in := w.p1[(row*m.p1w+col)*f1 : (row*m.p1w+col+1)*f1]
-					k := (ky*cnnKernel2 + kx) * f1
-					for ci, v := range in {
+					base := (row*m.p1w + cnnStride2*ox + kx) * f1
+					kk := (ky*cnnKernel2 + kx) * f1
+					for ci, v := range w.p1[base : base+f1] {
 						if v != 0 {
-							axpy(out, v, w2[(k+ci)*f2:(k+ci+1)*f2])
+							nv = append(nv, v)
+							nk = append(nk, int32((kk+ci)*f2))
 						}
 					}
 				}
+			}
+			j := 0
+			for ; j+4 <= len(nv); j += 4 {
+				axpy4(out, nv[j], nv[j+1], nv[j+2], nv[j+3],
+					w2[nk[j]:], w2[nk[j+1]:], w2[nk[j+2]:], w2[nk[j+3]:])
+			}
+			for ; j < len(nv); j++ {
+				axpy(out, nv[j], w2[nk[j]:int(nk[j])+f2])
 			}
 		}
 	}
@@ -396,28 +424,53 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 	gb2 := grad[m.b2:m.wd1]
 	w2 := p[m.w2:m.b2]
 	zero(w.dP1)
-	for oy := range m.o2h {
-		for ox := range m.o2w {
-			g := w.dA2[(oy*m.o2w+ox)*f2 : (oy*m.o2w+ox+1)*f2]
-			if allZero(g) {
-				continue
-			}
+	npos := m.o2h * m.o2w
+	for pos := range npos {
+		g := w.dA2[pos*f2 : (pos+1)*f2]
+		w.active[pos] = !allZero(g)
+		if w.active[pos] {
 			axpy(gb2, 1, g)
-			for ky := range cnnKernel2 {
-				row := cnnStride2*oy + ky
-				for kx := range cnnKernel2 {
-					col := cnnStride2*ox + kx
-					base := (row*m.p1w + col) * f1
-					in := w.p1[base : base+f1]
-					dIn := w.dP1[base : base+f1]
-					kk := (ky*cnnKernel2 + kx) * f1
-					for ci, v := range in {
+		}
+	}
+	// For each kernel tap (ky, kx, ci) the positions whose input there is
+	// non-zero share the weight row W2[tap]; process them four at a time
+	// with the fused kernel (weight gradient and input gradient at once).
+	for ky := range cnnKernel2 {
+		for kx := range cnnKernel2 {
+			cnt := w.cnt[:f1]
+			zeroInt(cnt)
+			for oy := range m.o2h {
+				for ox := range m.o2w {
+					pos := oy*m.o2w + ox
+					if !w.active[pos] {
+						continue
+					}
+					base := ((cnnStride2*oy+ky)*m.p1w + cnnStride2*ox + kx) * f1
+					for ci, v := range w.p1[base : base+f1] {
 						if v != 0 { // ReLU'd zero: no gradient flows back
-							o := (kk + ci) * f2
-							axpy(gw2[o:o+f2], v, g)
-							dIn[ci] += dot(w2[o:o+f2], g)
+							n := ci*npos + cnt[ci]
+							w.lv[n], w.lg[n], w.lb[n] = v, int32(pos*f2), int32(base+ci)
+							cnt[ci]++
 						}
 					}
+				}
+			}
+			kk := (ky*cnnKernel2 + kx) * f1
+			for ci, c := range cnt {
+				o := (kk + ci) * f2
+				gwRow, wRow := gw2[o:o+f2], w2[o:o+f2]
+				lv, lg, lb := w.lv[ci*npos:ci*npos+c], w.lg[ci*npos:ci*npos+c], w.lb[ci*npos:ci*npos+c]
+				j := 0
+				for ; j+4 <= c; j += 4 {
+					s0, s1, s2, s3 := axpyDot4(gwRow, wRow, lv[j], lv[j+1], lv[j+2], lv[j+3],
+						w.dA2[lg[j]:], w.dA2[lg[j+1]:], w.dA2[lg[j+2]:], w.dA2[lg[j+3]:])
+					w.dP1[lb[j]] += s0
+					w.dP1[lb[j+1]] += s1
+					w.dP1[lb[j+2]] += s2
+					w.dP1[lb[j+3]] += s3
+				}
+				for ; j < c; j++ {
+					w.dP1[lb[j]] += axpyDot(gwRow, wRow, lv[j], w.dA2[lg[j]:])
 				}
 			}
 		}

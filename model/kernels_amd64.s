@@ -1,0 +1,184 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func axpy4AVX2(dst []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 *float64)
+// dst[i] += a0*x0[i] + a1*x1[i] + a2*x2[i] + a3*x3[i], i < len(dst).
+TEXT ·axpy4AVX2(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	VBROADCASTSD a0+24(FP), Y0
+	VBROADCASTSD a1+32(FP), Y1
+	VBROADCASTSD a2+40(FP), Y2
+	VBROADCASTSD a3+48(FP), Y3
+	MOVQ         x0+56(FP), R8
+	MOVQ         x1+64(FP), R9
+	MOVQ         x2+72(FP), R10
+	MOVQ         x3+80(FP), R11
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-8, DX // DX = len rounded down to a multiple of 8
+
+loop8:
+	CMPQ        AX, DX
+	JGE         loop1
+	VMULPD      (R8)(AX*8), Y0, Y4
+	VMULPD      32(R8)(AX*8), Y0, Y5
+	VMULPD      (R9)(AX*8), Y1, Y6
+	VMULPD      32(R9)(AX*8), Y1, Y7
+	VFMADD231PD (R10)(AX*8), Y2, Y4
+	VFMADD231PD 32(R10)(AX*8), Y2, Y5
+	VFMADD231PD (R11)(AX*8), Y3, Y6
+	VFMADD231PD 32(R11)(AX*8), Y3, Y7
+	VADDPD      Y6, Y4, Y4
+	VADDPD      Y7, Y5, Y5
+	VADDPD      (DI)(AX*8), Y4, Y4
+	VADDPD      32(DI)(AX*8), Y5, Y5
+	VMOVUPD     Y4, (DI)(AX*8)
+	VMOVUPD     Y5, 32(DI)(AX*8)
+	ADDQ        $8, AX
+	JMP         loop8
+
+loop1:
+	CMPQ        AX, CX
+	JGE         done
+	VMULSD      (R8)(AX*8), X0, X4
+	VMULSD      (R9)(AX*8), X1, X6
+	VFMADD231SD (R10)(AX*8), X2, X4
+	VFMADD231SD (R11)(AX*8), X3, X6
+	VADDSD      X6, X4, X4
+	VADDSD      (DI)(AX*8), X4, X4
+	VMOVSD      X4, (DI)(AX*8)
+	INCQ        AX
+	JMP         loop1
+
+done:
+	VZEROUPPER
+	RET
+
+// func axpyDot4AVX2(gw []float64, w *float64, v *[4]float64, g0, g1, g2, g3 *float64, s *[4]float64)
+// gw[i] += v[0]*g0[i] + ... + v[3]*g3[i]; s[j] = sum_i w[i]*gj[i], i < len(gw).
+TEXT ·axpyDot4AVX2(SB), NOSPLIT, $0-80
+	MOVQ         gw_base+0(FP), DI
+	MOVQ         gw_len+8(FP), CX
+	MOVQ         w+24(FP), SI
+	MOVQ         v+32(FP), BX
+	VBROADCASTSD (BX), Y0
+	VBROADCASTSD 8(BX), Y1
+	VBROADCASTSD 16(BX), Y2
+	VBROADCASTSD 24(BX), Y3
+	MOVQ         g0+40(FP), R8
+	MOVQ         g1+48(FP), R9
+	MOVQ         g2+56(FP), R10
+	MOVQ         g3+64(FP), R11
+	VXORPD       Y8, Y8, Y8 // dot accumulators
+	VXORPD       Y9, Y9, Y9
+	VXORPD       Y10, Y10, Y10
+	VXORPD       Y11, Y11, Y11
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-4, DX
+
+loop4:
+	CMPQ        AX, DX
+	JGE         reduce
+	VMOVUPD     (R8)(AX*8), Y4
+	VMOVUPD     (R9)(AX*8), Y5
+	VMOVUPD     (R10)(AX*8), Y6
+	VMOVUPD     (R11)(AX*8), Y7
+	VMOVUPD     (SI)(AX*8), Y12
+	VFMADD231PD Y4, Y12, Y8
+	VFMADD231PD Y5, Y12, Y9
+	VFMADD231PD Y6, Y12, Y10
+	VFMADD231PD Y7, Y12, Y11
+	VMULPD      Y4, Y0, Y13
+	VMULPD      Y5, Y1, Y14
+	VFMADD231PD Y6, Y2, Y13
+	VFMADD231PD Y7, Y3, Y14
+	VADDPD      Y14, Y13, Y13
+	VADDPD      (DI)(AX*8), Y13, Y13
+	VMOVUPD     Y13, (DI)(AX*8)
+	ADDQ        $4, AX
+	JMP         loop4
+
+reduce:
+	// Horizontal sums into the low lanes of X8..X11.
+	VEXTRACTF128 $1, Y8, X4
+	VADDPD       X4, X8, X8
+	VHADDPD      X8, X8, X8
+	VEXTRACTF128 $1, Y9, X4
+	VADDPD       X4, X9, X9
+	VHADDPD      X9, X9, X9
+	VEXTRACTF128 $1, Y10, X4
+	VADDPD       X4, X10, X10
+	VHADDPD      X10, X10, X10
+	VEXTRACTF128 $1, Y11, X4
+	VADDPD       X4, X11, X11
+	VHADDPD      X11, X11, X11
+
+loop1:
+	CMPQ        AX, CX
+	JGE         store
+	VMOVSD      (R8)(AX*8), X4
+	VMOVSD      (R9)(AX*8), X5
+	VMOVSD      (R10)(AX*8), X6
+	VMOVSD      (R11)(AX*8), X7
+	VMOVSD      (SI)(AX*8), X12
+	VFMADD231SD X4, X12, X8
+	VFMADD231SD X5, X12, X9
+	VFMADD231SD X6, X12, X10
+	VFMADD231SD X7, X12, X11
+	VMULSD      X4, X0, X13
+	VMULSD      X5, X1, X14
+	VFMADD231SD X6, X2, X13
+	VFMADD231SD X7, X3, X14
+	VADDSD      X14, X13, X13
+	VADDSD      (DI)(AX*8), X13, X13
+	VMOVSD      X13, (DI)(AX*8)
+	INCQ        AX
+	JMP         loop1
+
+store:
+	MOVQ   s+72(FP), BX
+	VMOVSD X8, (BX)
+	VMOVSD X9, 8(BX)
+	VMOVSD X10, 16(BX)
+	VMOVSD X11, 24(BX)
+	VZEROUPPER
+	RET
+
+// func axpyAVX2(dst []float64, a float64, x *float64)
+// dst[i] += a*x[i], i < len(dst).
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-40
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	VBROADCASTSD a+24(FP), Y0
+	MOVQ         x+32(FP), SI
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-8, DX
+
+loop8:
+	CMPQ        AX, DX
+	JGE         loop1
+	VMOVUPD     (DI)(AX*8), Y4
+	VMOVUPD     32(DI)(AX*8), Y5
+	VFMADD231PD (SI)(AX*8), Y0, Y4
+	VFMADD231PD 32(SI)(AX*8), Y0, Y5
+	VMOVUPD     Y4, (DI)(AX*8)
+	VMOVUPD     Y5, 32(DI)(AX*8)
+	ADDQ        $8, AX
+	JMP         loop8
+
+loop1:
+	CMPQ        AX, CX
+	JGE         done
+	VMOVSD      (DI)(AX*8), X4
+	VFMADD231SD (SI)(AX*8), X0, X4
+	VMOVSD      X4, (DI)(AX*8)
+	INCQ        AX
+	JMP         loop1
+
+done:
+	VZEROUPPER
+	RET

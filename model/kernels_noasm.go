@@ -1,0 +1,15 @@
+//go:build !amd64 || purego
+
+package model
+
+const useAVX2 = false
+
+func axpy(dst []float64, alpha float64, x []float64) { axpyGeneric(dst, alpha, x) }
+
+func axpy4(dst []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
+	axpy4Generic(dst, a0, a1, a2, a3, x0, x1, x2, x3)
+}
+
+func axpyDot4(gw, w []float64, v0, v1, v2, v3 float64, g0, g1, g2, g3 []float64) (s0, s1, s2, s3 float64) {
+	return axpyDot4Generic(gw, w, v0, v1, v2, v3, g0, g1, g2, g3)
+}
