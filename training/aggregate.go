@@ -11,14 +11,13 @@ import (
 // per-shard partial sums of their decodings.
 type reportBatch struct {
 	reports []randomizer.Report
+	raw     [][]byte // scratch: the reports as plain byte strings for the shuffler
 	errs    []error // per shard
 	nShards int
-	partial [][]float64 // per-shard decoded sums (allocated on first use)
-	d       int
 }
 
-func newReportBatch(k, nShards, d int) *reportBatch {
-	return &reportBatch{reports: make([]randomizer.Report, k), errs: make([]error, nShards), nShards: nShards, d: d}
+func newReportBatch(k, nShards int) *reportBatch {
+	return &reportBatch{reports: make([]randomizer.Report, k), errs: make([]error, nShards), nShards: nShards}
 }
 
 // aggregate is Algorithm 1, line 10, before the division by k: the server

@@ -28,6 +28,7 @@ import (
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/randomizer"
+	"github.com/shuffledp/shuffledp/shuffler"
 )
 
 // maxShards bounds the number of fixed shards a round's k clients are split
@@ -55,6 +56,8 @@ type Trainer struct {
 	shards  [][]float64 // per-shard partial sums (dense path)
 	sum     []float64
 	reports *reportBatch // randomized path
+	shuf    *shuffler.Shuffler
+	shufSrc *clientSource
 
 	updates int64 // client updates processed by this process (for throughput)
 }
@@ -143,7 +146,10 @@ func New(cfg Config, m model.Model, train, test *data.Dataset) (*Trainer, error)
 			t.shards[i] = make([]float64, d)
 		}
 	} else {
-		t.reports = newReportBatch(cfg.Sample, nShards, d)
+		t.reports = newReportBatch(cfg.Sample, nShards)
+		if t.shuf, t.shufSrc, err = newRoundShuffler(cfg.Sample, cfg.CryptoNoise); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }

@@ -1,0 +1,86 @@
+package training
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/shuffledp/shuffledp/data"
+	"github.com/shuffledp/shuffledp/model"
+)
+
+// mnistShaped returns n random 28x28 inputs with MNIST's density (about 19%
+// non-zero pixels, inside a centred 20x20 box) and random labels: data of
+// MNIST's shape for throughput measurements.
+func mnistShaped(n int, seed uint64) *data.Dataset {
+	r := rand.New(rand.NewPCG(seed, 3))
+	ds := &data.Dataset{N: n, Dim: 784, Rows: 28, Cols: 28, Channels: 1, Classes: 10,
+		X: make([]float64, n*784), Y: make([]int, n)}
+	for j := range n {
+		ds.Y[j] = r.IntN(10)
+		for y := 4; y < 24; y++ {
+			for x := 4; x < 24; x++ {
+				if r.Float64() < 0.37 {
+					ds.X[j*784+y*28+x] = r.Float64()
+				}
+			}
+		}
+	}
+	return ds
+}
+
+// benchmarkRound measures one CLDP-SGD round of the NeurIPS'21 CNN (26,010
+// parameters) with k = 1000 clients out of n = 6000 on MNIST-shaped data:
+// per-client gradient, clip, randomize, shuffle, decode-and-sum, step and
+// privacy accounting. It reports client-updates/s.
+func benchmarkRound(b *testing.B, randomizerName string, clip, eps0 float64) {
+	const n, k = 6000, 1000
+	train := mnistShaped(n, 1)
+	m, err := model.New("cnn", 784, 10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := Config{Clients: n, Sample: k, Randomizer: randomizerName, Clip: clip, Eps0: eps0,
+		Delta: 1e-5, Epochs: 1e9, LR: LRSchedule{Starts: []int{0}, Rates: []float64{0.1}}, Seed: 1}
+	tr, err := New(cfg, m, train, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tr.Step(); err != nil { // warm up (allocations, accountant cache)
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		if _, err := tr.Step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*k)/time.Since(start).Seconds(), "client-updates/s")
+}
+
+func BenchmarkRoundCNNNone(b *testing.B) { benchmarkRound(b, RandomizerNone, 1, 0) }
+func BenchmarkRoundCNNRInf(b *testing.B) { benchmarkRound(b, RandomizerRInf, 0.01, 1.5) }
+func BenchmarkRoundCNNR2(b *testing.B)   { benchmarkRound(b, RandomizerR2, 0.005, 2) }
+
+func BenchmarkClipLinf(b *testing.B) {
+	g := make([]float64, 26010)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range g {
+		g[i] = r.NormFloat64()
+	}
+	for b.Loop() {
+		clipInPlace(g, NormLInf, 1e6)
+	}
+}
+
+func BenchmarkClipL2(b *testing.B) {
+	g := make([]float64, 26010)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range g {
+		g[i] = r.NormFloat64()
+	}
+	for b.Loop() {
+		clipInPlace(g, NormL2, 1e6)
+	}
+}
