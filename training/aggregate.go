@@ -12,7 +12,7 @@ import (
 type reportBatch struct {
 	reports []randomizer.Report
 	raw     [][]byte // scratch: the reports as plain byte strings for the shuffler
-	errs    []error // per shard
+	errs    []error  // per shard
 	nShards int
 }
 
