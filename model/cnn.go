@@ -181,39 +181,15 @@ func (m *CNN) Init(rng *rand.Rand) {
 	zero(p[m.bd2:])
 }
 
-// NewWorker returns scratch space for one goroutine.
-func (m *CNN) NewWorker() Worker {
-	c := m.cfg
-	return &cnnWorker{
-		m:      m,
-		nzIdx:  make([]int32, 0, c.Height*c.Width),
-		nzVal:  make([]float64, 0, c.Height*c.Width),
-		a1:     make([]float64, m.o1h*m.o1w*c.Filters1),
-		p1:     make([]float64, m.p1h*m.p1w*c.Filters1),
-		arg1:   make([]int32, m.p1h*m.p1w*c.Filters1),
-		a2:     make([]float64, m.o2h*m.o2w*c.Filters2),
-		p2:     make([]float64, m.flat),
-		arg2:   make([]int32, m.flat),
-		h:      make([]float64, c.Hidden),
-		logits: make([]float64, c.Classes),
-		dA1:    make([]float64, m.o1h*m.o1w*c.Filters1),
-		dP1:    make([]float64, m.p1h*m.p1w*c.Filters1),
-		dA2:    make([]float64, m.o2h*m.o2w*c.Filters2),
-		dP2:    make([]float64, m.flat),
-		dh:     make([]float64, c.Hidden),
-		gv:     make([]float64, 0, cnnKernel2*cnnKernel2*c.Filters1),
-		gk:     make([]int32, 0, cnnKernel2*cnnKernel2*c.Filters1),
-		active: make([]bool, m.o2h*m.o2w),
-		cnt:    make([]int, c.Filters1),
-		lv:     make([]float64, c.Filters1*m.o2h*m.o2w),
-		lg:     make([]int32, c.Filters1*m.o2h*m.o2w),
-		lb:     make([]int32, c.Filters1*m.o2h*m.o2w),
-	}
-}
-
 // cnnWorker holds one goroutine's activations. Names: a = pre-activation
 // conv output (HWC), p = pooled and ReLU'd (HWC), arg = index into a of each
 // pooled maximum, d* = gradient of the loss with respect to that buffer.
+//
+// The forward pass records, for both convolutions, every (non-zero input,
+// kernel tap, output position) triple twice: grouped by output position
+// (consumed by the forward pass, four inputs per pass over the output
+// channels) and grouped by kernel tap (consumed by the backward pass, four
+// positions per pass over the tap's weight row).
 type cnnWorker struct {
 	m            *CNN
 	nzIdx        []int32   // non-zero input pixels
@@ -225,15 +201,57 @@ type cnnWorker struct {
 	h, logits    []float64
 	dA1, dP1     []float64
 	dA2, dP2, dh []float64
-	// conv2 scratch: gathered non-zero patch values and weight offsets
-	// (forward); positions with non-zero output gradient; per input
-	// channel lists of (value, gradient offset, dP1 index) (backward).
-	gv     []float64
-	gk     []int32
-	active []bool
-	cnt    []int
-	lv     []float64
-	lg, lb []int32
+
+	// conv1: per output position (up to 64 taps each): value, weight
+	// offset; per tap (up to o1h*o1w positions each): value, output offset.
+	posCnt, tapCnt []int
+	posV, tapV     []float64
+	posK, tapO     []int32
+	// conv2: gathered non-zero patch values and weight offsets of the
+	// current position (forward); per tap (16*Filters1 taps, up to
+	// o2h*o2w positions each): value, dA2 offset, dP1 index (backward).
+	gv           []float64
+	gk           []int32
+	tap2Cnt      []int
+	tap2V        []float64
+	tap2G, tap2B []int32
+}
+
+// NewWorker returns scratch space for one goroutine.
+func (m *CNN) NewWorker() Worker {
+	c := m.cfg
+	npos1, npos2 := m.o1h*m.o1w, m.o2h*m.o2w
+	taps1, taps2 := cnnKernel1*cnnKernel1, cnnKernel2*cnnKernel2*c.Filters1
+	return &cnnWorker{
+		m:       m,
+		nzIdx:   make([]int32, 0, c.Height*c.Width),
+		nzVal:   make([]float64, 0, c.Height*c.Width),
+		a1:      make([]float64, npos1*c.Filters1),
+		p1:      make([]float64, m.p1h*m.p1w*c.Filters1),
+		arg1:    make([]int32, m.p1h*m.p1w*c.Filters1),
+		a2:      make([]float64, npos2*c.Filters2),
+		p2:      make([]float64, m.flat),
+		arg2:    make([]int32, m.flat),
+		h:       make([]float64, c.Hidden),
+		logits:  make([]float64, c.Classes),
+		dA1:     make([]float64, npos1*c.Filters1),
+		dP1:     make([]float64, m.p1h*m.p1w*c.Filters1),
+		dA2:     make([]float64, npos2*c.Filters2),
+		dP2:     make([]float64, m.flat),
+		dh:      make([]float64, c.Hidden),
+		posCnt:  make([]int, npos1),
+		posV:    make([]float64, npos1*taps1),
+		posK:    make([]int32, npos1*taps1),
+		tapCnt:  make([]int, taps1),
+		tapV:    make([]float64, taps1*npos1),
+		tapO:    make([]int32, taps1*npos1),
+		gv:      make([]float64, 0, taps2),
+		gk:      make([]int32, 0, taps2),
+		tap2Cnt: make([]int, taps2),
+		tap2V:   make([]float64, taps2*npos2),
+		tap2G:   make([]int32, taps2*npos2),
+		tap2B:   make([]int32, taps2*npos2),
+	}
 }
 
 func (w *cnnWorker) Logits(x []float64, out []float64) {
@@ -247,9 +265,11 @@ func (w *cnnWorker) forward(x []float64) {
 	p := m.params
 	f1, f2, hd := c.Filters1, c.Filters2, c.Hidden
 	x = x[:c.Height*c.Width]
+	npos1, npos2 := m.o1h*m.o1w, m.o2h*m.o2w
+	taps1 := cnnKernel1 * cnnKernel1
 
-	// conv1 as a scatter of the non-zero pixels: pixel (iy, ix) meets output
-	// (oy, ox) at kernel offset (ky, kx) = (iy+pad-2oy, ix+pad-2ox).
+	// conv1: pixel (iy, ix) meets output (oy, ox) at kernel tap
+	// (ky, kx) = (iy+pad-2oy, ix+pad-2ox); list the non-zero pixels' pairs.
 	w.nzIdx, w.nzVal = w.nzIdx[:0], w.nzVal[:0]
 	for i, v := range x {
 		if v != 0 {
@@ -257,48 +277,65 @@ func (w *cnnWorker) forward(x []float64) {
 			w.nzVal = append(w.nzVal, v)
 		}
 	}
-	b1 := p[m.b1:m.w2]
-	for o := 0; o < len(w.a1); o += f1 {
-		copy(w.a1[o:o+f1], b1)
-	}
-	w1 := p[m.w1:m.b1]
+	zeroInt(w.posCnt)
+	zeroInt(w.tapCnt)
 	for n, idx := range w.nzIdx {
 		v := w.nzVal[n]
 		oy0, oy1, ox0, ox1, ty, tx := m.conv1Range(int(idx))
 		for oy := oy0; oy <= oy1; oy++ {
 			ky := ty - cnnStride1*oy
 			for ox := ox0; ox <= ox1; ox++ {
-				kx := tx - cnnStride1*ox
-				k := (ky*cnnKernel1 + kx) * f1
-				o := (oy*m.o1w + ox) * f1
-				axpy(w.a1[o:o+f1], v, w1[k:k+f1])
+				tap := ky*cnnKernel1 + tx - cnnStride1*ox
+				pos := oy*m.o1w + ox
+				i := pos*taps1 + w.posCnt[pos]
+				w.posV[i], w.posK[i] = v, int32(tap*f1)
+				w.posCnt[pos]++
+				j := tap*npos1 + w.tapCnt[tap]
+				w.tapV[j], w.tapO[j] = v, int32(pos*f1)
+				w.tapCnt[tap]++
 			}
+		}
+	}
+	b1 := p[m.b1:m.w2]
+	w1 := p[m.w1:m.b1]
+	for pos, cnt := range w.posCnt {
+		out := w.a1[pos*f1 : (pos+1)*f1]
+		copy(out, b1)
+		vs, ks := w.posV[pos*taps1:pos*taps1+cnt], w.posK[pos*taps1:pos*taps1+cnt]
+		j := 0
+		for ; j+4 <= cnt; j += 4 {
+			axpy4(out, vs[j], vs[j+1], vs[j+2], vs[j+3], w1[ks[j]:], w1[ks[j+1]:], w1[ks[j+2]:], w1[ks[j+3]:])
+		}
+		for ; j < cnt; j++ {
+			axpy(out, vs[j], w1[ks[j]:int(ks[j])+f1])
 		}
 	}
 	maxPoolReLU(w.a1, w.p1, w.arg1, m.o1h, m.o1w, f1)
 
-	// conv2: scatter of the non-zero pooled activations.
+	// conv2: per position, gather the patch's non-zero inputs and add four
+	// weight rows per pass over the output; record the taps for backward.
 	b2 := p[m.b2:m.wd1]
-	for o := 0; o < len(w.a2); o += f2 {
-		copy(w.a2[o:o+f2], b2)
-	}
 	w2 := p[m.w2:m.b2]
+	zeroInt(w.tap2Cnt)
 	for oy := range m.o2h {
 		for ox := range m.o2w {
 			pos := oy*m.o2w + ox
 			out := w.a2[pos*f2 : (pos+1)*f2]
-			// Gather the patch's non-zero inputs, then add four weight rows
-			// per pass over out.
+			copy(out, b2)
 			nv, nk := w.gv[:0], w.gk[:0]
 			for ky := range cnnKernel2 {
 				row := cnnStride2*oy + ky
 				for kx := range cnnKernel2 {
 					base := (row*m.p1w + cnnStride2*ox + kx) * f1
-					kk := (ky*cnnKernel2 + kx) * f1
+					tap0 := (ky*cnnKernel2 + kx) * f1
 					for ci, v := range w.p1[base : base+f1] {
 						if v != 0 {
+							tap := tap0 + ci
 							nv = append(nv, v)
-							nk = append(nk, int32((kk+ci)*f2))
+							nk = append(nk, int32(tap*f2))
+							j := tap*npos2 + w.tap2Cnt[tap]
+							w.tap2V[j], w.tap2G[j], w.tap2B[j] = v, int32(pos*f2), int32(base+ci)
+							w.tap2Cnt[tap]++
 						}
 					}
 				}
@@ -315,13 +352,22 @@ func (w *cnnWorker) forward(x []float64) {
 	}
 	maxPoolReLU(w.a2, w.p2, w.arg2, m.o2h, m.o2w, f2)
 
-	// dense1 + ReLU, dense2.
+	// dense1 + ReLU (four non-zero inputs per pass), dense2.
 	copy(w.h, p[m.bd1:m.wd2])
 	wd1 := p[m.wd1:m.bd1]
+	nv, nk := w.gv[:0], w.gk[:0]
 	for i, v := range w.p2 {
 		if v != 0 {
-			axpy(w.h, v, wd1[i*hd:(i+1)*hd])
+			nv = append(nv, v)
+			nk = append(nk, int32(i*hd))
+			if len(nv) == 4 {
+				axpy4(w.h, nv[0], nv[1], nv[2], nv[3], wd1[nk[0]:], wd1[nk[1]:], wd1[nk[2]:], wd1[nk[3]:])
+				nv, nk = nv[:0], nk[:0]
+			}
 		}
+	}
+	for j := range nv {
+		axpy(w.h, nv[j], wd1[nk[j]:int(nk[j])+hd])
 	}
 	for j, v := range w.h {
 		w.h[j] = max(v, 0)
@@ -334,6 +380,7 @@ func (w *cnnWorker) forward(x []float64) {
 			axpy(w.logits, v, wd2[j*k:(j+1)*k])
 		}
 	}
+	_ = npos2
 }
 
 // conv1Range returns the output rows oy0..oy1 and columns ox0..ox1 that
@@ -419,60 +466,33 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 			w.dA2[w.arg2[i]] += dot(wd1[i*hd:(i+1)*hd], w.dh)
 		}
 	}
-	// conv2
+	// conv2: per tap, four positions per pass over the weight row (weight
+	// gradient and input gradient at once). Only non-zero inputs were
+	// recorded: a ReLU'd zero passes no gradient back.
 	gw2 := grad[m.w2:m.b2]
 	gb2 := grad[m.b2:m.wd1]
 	w2 := p[m.w2:m.b2]
-	zero(w.dP1)
-	npos := m.o2h * m.o2w
-	for pos := range npos {
-		g := w.dA2[pos*f2 : (pos+1)*f2]
-		w.active[pos] = !allZero(g)
-		if w.active[pos] {
-			axpy(gb2, 1, g)
-		}
+	npos2 := m.o2h * m.o2w
+	for pos := range npos2 {
+		axpy(gb2, 1, w.dA2[pos*f2:(pos+1)*f2])
 	}
-	// For each kernel tap (ky, kx, ci) the positions whose input there is
-	// non-zero share the weight row W2[tap]; process them four at a time
-	// with the fused kernel (weight gradient and input gradient at once).
-	for ky := range cnnKernel2 {
-		for kx := range cnnKernel2 {
-			cnt := w.cnt[:f1]
-			zeroInt(cnt)
-			for oy := range m.o2h {
-				for ox := range m.o2w {
-					pos := oy*m.o2w + ox
-					if !w.active[pos] {
-						continue
-					}
-					base := ((cnnStride2*oy+ky)*m.p1w + cnnStride2*ox + kx) * f1
-					for ci, v := range w.p1[base : base+f1] {
-						if v != 0 { // ReLU'd zero: no gradient flows back
-							n := ci*npos + cnt[ci]
-							w.lv[n], w.lg[n], w.lb[n] = v, int32(pos*f2), int32(base+ci)
-							cnt[ci]++
-						}
-					}
-				}
-			}
-			kk := (ky*cnnKernel2 + kx) * f1
-			for ci, c := range cnt {
-				o := (kk + ci) * f2
-				gwRow, wRow := gw2[o:o+f2], w2[o:o+f2]
-				lv, lg, lb := w.lv[ci*npos:ci*npos+c], w.lg[ci*npos:ci*npos+c], w.lb[ci*npos:ci*npos+c]
-				j := 0
-				for ; j+4 <= c; j += 4 {
-					s0, s1, s2, s3 := axpyDot4(gwRow, wRow, lv[j], lv[j+1], lv[j+2], lv[j+3],
-						w.dA2[lg[j]:], w.dA2[lg[j+1]:], w.dA2[lg[j+2]:], w.dA2[lg[j+3]:])
-					w.dP1[lb[j]] += s0
-					w.dP1[lb[j+1]] += s1
-					w.dP1[lb[j+2]] += s2
-					w.dP1[lb[j+3]] += s3
-				}
-				for ; j < c; j++ {
-					w.dP1[lb[j]] += axpyDot(gwRow, wRow, lv[j], w.dA2[lg[j]:])
-				}
-			}
+	zero(w.dP1)
+	for tap, cnt := range w.tap2Cnt {
+		o := tap * f2
+		gwRow, wRow := gw2[o:o+f2], w2[o:o+f2]
+		lo := tap * npos2
+		lv, lg, lb := w.tap2V[lo:lo+cnt], w.tap2G[lo:lo+cnt], w.tap2B[lo:lo+cnt]
+		j := 0
+		for ; j+4 <= cnt; j += 4 {
+			s0, s1, s2, s3 := axpyDot4(gwRow, wRow, lv[j], lv[j+1], lv[j+2], lv[j+3],
+				w.dA2[lg[j]:], w.dA2[lg[j+1]:], w.dA2[lg[j+2]:], w.dA2[lg[j+3]:])
+			w.dP1[lb[j]] += s0
+			w.dP1[lb[j+1]] += s1
+			w.dP1[lb[j+2]] += s2
+			w.dP1[lb[j+3]] += s3
+		}
+		for ; j < cnt; j++ {
+			w.dP1[lb[j]] += axpyDot(gwRow, wRow, lv[j], w.dA2[lg[j]:])
 		}
 	}
 	// pool1 + ReLU backward
@@ -482,23 +502,22 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 			w.dA1[w.arg1[i]] += w.dP1[i]
 		}
 	}
-	// conv1 (no input gradient needed)
+	// conv1 (no input gradient needed): per tap, four positions per pass.
 	gb1 := grad[m.b1:m.w2]
 	for o := 0; o < len(w.dA1); o += f1 {
 		axpy(gb1, 1, w.dA1[o:o+f1])
 	}
 	gw1 := grad[m.w1:m.b1]
-	for n, idx := range w.nzIdx {
-		v := w.nzVal[n]
-		oy0, oy1, ox0, ox1, ty, tx := m.conv1Range(int(idx))
-		for oy := oy0; oy <= oy1; oy++ {
-			ky := ty - cnnStride1*oy
-			for ox := ox0; ox <= ox1; ox++ {
-				kx := tx - cnnStride1*ox
-				kk := (ky*cnnKernel1 + kx) * f1
-				o := (oy*m.o1w + ox) * f1
-				axpy(gw1[kk:kk+f1], v, w.dA1[o:o+f1])
-			}
+	npos1 := m.o1h * m.o1w
+	for tap, cnt := range w.tapCnt {
+		row := gw1[tap*f1 : (tap+1)*f1]
+		vs, os := w.tapV[tap*npos1:tap*npos1+cnt], w.tapO[tap*npos1:tap*npos1+cnt]
+		j := 0
+		for ; j+4 <= cnt; j += 4 {
+			axpy4(row, vs[j], vs[j+1], vs[j+2], vs[j+3], w.dA1[os[j]:], w.dA1[os[j+1]:], w.dA1[os[j+2]:], w.dA1[os[j+3]:])
+		}
+		for ; j < cnt; j++ {
+			axpy(row, vs[j], w.dA1[os[j]:int(os[j])+f1])
 		}
 	}
 	return loss
