@@ -7,8 +7,7 @@ import (
 )
 
 // reportBatch holds one round's k reports, indexed by the client's slot in
-// the round's sample until the shuffler permutes them, and the server's
-// per-shard partial sums of their decodings.
+// the round's sample until the shuffler permutes them.
 type reportBatch struct {
 	reports []randomizer.Report
 	raw     [][]byte // scratch: the reports as plain byte strings for the shuffler
@@ -21,10 +20,11 @@ func newReportBatch(k, nShards int) *reportBatch {
 }
 
 // aggregate is Algorithm 1, line 10, before the division by k: the server
-// adds the unbiased decodings of the shuffled reports into t.sum. Sparse
-// reports (R_inf, R_1, R_2 all send one signed index) are decoded in O(1)
-// each through randomizer.AddDecodedAll, sequentially in shuffled order,
-// which is deterministic given the permutation.
+// adds the unbiased decodings of the shuffled reports into t.sum through
+// randomizer.AddDecodedAll: O(1) per report for R_inf and R_2 (one signed
+// coordinate each), one fast Walsh–Hadamard transform per round for R_1.
+// It runs sequentially in shuffled order, which is deterministic given the
+// permutation.
 func (t *Trainer) aggregate() error {
 	clear(t.sum)
 	return randomizer.AddDecodedAll(t.mech.r, t.reports.reports, 1, t.sum)
