@@ -53,10 +53,7 @@ func ParseNorm(s string) (Norm, error) {
 // (x ← x·c/||x||_1, the clipping of Abadi et al. 2016 in the l_1 norm) and
 // returns the original norm ||x||_1. c must be > 0.
 func ClipL1(x []float64, c float64) float64 {
-	var n float64
-	for _, v := range x {
-		n += math.Abs(v)
-	}
+	n := l1Norm(x)
 	scaleDown(x, n, c)
 	return n
 }
@@ -74,12 +71,17 @@ func ClipL2(x []float64, c float64) float64 {
 // Euclidean projection onto the l_inf ball) and returns the original
 // ||x||_inf. Unlike ClipL1 and ClipL2 this changes the direction of x;
 // it is the projection R_inf's analysis assumes (Girgis et al. 2021, §3).
+// A vector with a NaN entry is zeroed, as in ClipL1 and ClipL2.
 func ClipLinf(x []float64, c float64) float64 {
-	var n float64
+	n := linfNorm(x)
+	if math.IsNaN(n) {
+		clear(x)
+		return n
+	}
+	if n <= c {
+		return n
+	}
 	for i, v := range x {
-		if a := math.Abs(v); a > n {
-			n = a
-		}
 		if v > c {
 			x[i] = c
 		} else if v < -c {
@@ -120,11 +122,48 @@ func scaleDown(x []float64, n, c float64) {
 	}
 }
 
-// l2Norm returns the Euclidean norm of x with the scaling of LAPACK's dnrm2,
-// so that it does not overflow for large entries.
+// l2Norm returns the Euclidean norm of x. The fast path sums squares in
+// four accumulators; when that sum overflows, underflows towards the
+// subnormal range or is not finite, it falls back to the scaled
+// accumulation of LAPACK's dnrm2, which cannot overflow.
 func l2Norm(x []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * x[i]
+		s1 += x[i+1] * x[i+1]
+		s2 += x[i+2] * x[i+2]
+		s3 += x[i+3] * x[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * x[i]
+	}
+	s := (s0 + s1) + (s2 + s3)
+	if s > 0x1p-900 && s < 0x1p900 {
+		return math.Sqrt(s)
+	}
+	if s == 0 && allZero(x) {
+		return 0
+	}
+	return l2NormScaled(x)
+}
+
+func allZero(x []float64) bool {
+	for _, v := range x {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// l2NormScaled is dnrm2's overflow-free accumulation (also propagates NaN).
+func l2NormScaled(x []float64) float64 {
 	var scale, ssq float64 = 0, 1
 	for _, v := range x {
+		if math.IsNaN(v) {
+			return math.NaN()
+		}
 		if v == 0 {
 			continue
 		}
@@ -137,6 +176,44 @@ func l2Norm(x []float64) float64 {
 		}
 	}
 	return scale * math.Sqrt(ssq)
+}
+
+// l1Norm returns sum |x_i| (NaN if any entry is NaN).
+func l1Norm(x []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += math.Abs(x[i])
+		s1 += math.Abs(x[i+1])
+		s2 += math.Abs(x[i+2])
+		s3 += math.Abs(x[i+3])
+	}
+	for ; i < len(x); i++ {
+		s0 += math.Abs(x[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// linfNorm returns max |x_i|, or NaN if any entry is NaN. It takes the
+// maximum of the IEEE-754 bit patterns with the sign cleared: for
+// non-negative floats the bit patterns order like the values, and every NaN
+// pattern exceeds +Inf's, so one integer max (no float branches) suffices.
+func linfNorm(x []float64) float64 {
+	const absMask = 1<<63 - 1
+	var m0, m1 uint64
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		m0 = max(m0, math.Float64bits(x[i])&absMask)
+		m1 = max(m1, math.Float64bits(x[i+1])&absMask)
+	}
+	if i < len(x) {
+		m0 = max(m0, math.Float64bits(x[i])&absMask)
+	}
+	m := max(m0, m1)
+	if m > 0x7ff0000000000000 {
+		return math.NaN()
+	}
+	return math.Float64frombits(m)
 }
 
 // domainSlack is the relative tolerance with which Randomize accepts an
@@ -154,17 +231,11 @@ func checkDomain(x []float64, d int, n Norm, c float64) error {
 	var v float64
 	switch n {
 	case NormL1:
-		for _, xi := range x {
-			v += math.Abs(xi)
-		}
+		v = l1Norm(x)
 	case NormL2:
 		v = l2Norm(x)
 	case NormLinf:
-		for _, xi := range x {
-			if a := math.Abs(xi); a > v || math.IsNaN(xi) {
-				v = a
-			}
-		}
+		v = linfNorm(x)
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return fmt.Errorf("%w: input has a NaN or infinite entry", ErrDomain)

@@ -31,6 +31,9 @@ func TestClipTable(t *testing.T) {
 		{NormL1, []float64{math.Inf(1), 1}, 1, math.Inf(1), []float64{0, 0}},
 		{NormL2, []float64{1e300, 1e300}, 1, math.Sqrt2 * 1e300, []float64{math.Sqrt2 / 2, math.Sqrt2 / 2}},
 		{NormNone, []float64{5}, 1, 0, []float64{5}},
+		{NormLinf, []float64{0.5, math.NaN()}, 1, math.NaN(), []float64{0, 0}},
+		{NormLinf, []float64{math.Inf(-1), 0.5}, 1, math.Inf(1), []float64{-1, 0.5}},
+		{NormLinf, []float64{-0.0, 0.25}, 1, 0.25, []float64{0, 0.25}},
 	} {
 		x := append([]float64(nil), tc.x...)
 		got := Clip(tc.norm, x, tc.c)

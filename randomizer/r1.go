@@ -95,8 +95,9 @@ func (r *R1) AddDecoded(rep Report, scale float64, sum []float64) error {
 	if neg {
 		s = -s
 	}
+	sb := math.Float64bits(s)
 	for i := range sum {
-		sum[i] += s * hadamardSign(i, j)
+		sum[i] += math.Float64frombits(sb ^ signBit(i, j))
 	}
 	return nil
 }

@@ -97,45 +97,32 @@ func (r *R2) Randomize(x []float64, src Source) (Report, error) {
 		return nil, err
 	}
 	rng := normals(src)
-	// Step 1: x̃ = ±a·x/||x|| (only its direction v = x̃/a is needed).
-	nx := l2Norm(x)
-	v := make([]float64, r.d)
-	if nx == 0 {
-		// x = 0: both signs equally likely for any direction; use a
-		// uniformly random direction.
-		for i := range v {
-			v[i] = rng.NormFloat64()
-		}
-	} else {
-		s := 1 / nx
-		if !Bernoulli(src, fracThreshold((1+math.Min(nx/r.a, 1))/2)) {
-			s = -s
-		}
-		for i, xi := range x {
-			v[i] = xi * s
-		}
-	}
-	// Step 2: u uniform on the unit sphere, moved into the hemisphere
-	// towards v (probability p) or away from it.
+	// u: a uniform point on the unit sphere (normalised later), drawn as a
+	// standard normal vector; one pass also accumulates <u,x>, ||u||_1 and
+	// ||u||_2², which is all Priv and Quan need.
 	u := make([]float64, r.d)
-	var dot float64
-	for i := range u {
-		u[i] = rng.NormFloat64()
-		dot += u[i] * v[i]
+	var dot, l1, l2sq float64
+	for i, xi := range x {
+		g := rng.NormFloat64()
+		u[i] = g
+		dot += g * xi
+		l1 += math.Abs(g)
+		l2sq += g * g
 	}
-	toward := Bernoulli(src, r.t)
-	if (dot > 0) != toward {
-		for i := range u {
-			u[i] = -u[i]
-		}
+	// Priv. Step 1: x̃ = ±a·x/||x|| with P[+] = 1/2 + ||x||/(2a). Step 2: z
+	// in the hemisphere towards x̃ with probability p (the eps0 coin). z is
+	// ±M·u/||u||: negate u iff the side of u differs from the chosen one.
+	// For x = 0 every direction of x̃ is equally likely, so z is uniform on
+	// the sphere and u is used as drawn.
+	flip := false
+	if nx := l2Norm(x); nx > 0 {
+		plus := Bernoulli(src, fracThreshold((1+math.Min(nx/r.a, 1))/2))
+		toward := Bernoulli(src, r.t)
+		// <u, x̃> > 0  ⇔  (dot > 0) == plus.
+		flip = ((dot > 0) == plus) != toward
 	}
-	nu := l2Norm(u)
-	// Quan on z = M·u/||u||: |z_j|/||z||_1 = |u_j|/||u||_1 and
+	// Quan on z = ±M·u/||u||_2: j with probability |u_j|/||u||_1, and
 	// ||z||_1/(M√d) = ||u||_1/(||u||_2·√d).
-	var l1 float64
-	for _, ui := range u {
-		l1 += math.Abs(ui)
-	}
 	target := rng.Float64() * l1
 	j := r.d - 1
 	var acc float64
@@ -146,8 +133,9 @@ func (r *R2) Randomize(x []float64, src Source) (Report, error) {
 			break
 		}
 	}
+	nu := math.Sqrt(l2sq)
 	keep := Bernoulli(src, fracThreshold((1+l1/(nu*math.Sqrt(float64(r.d))))/2))
-	neg := (u[j] < 0) == keep
+	neg := ((u[j] < 0) != flip) == keep
 	return encodeIndexSign(kindR2, r.ib, uint64(j), neg), nil
 }
 

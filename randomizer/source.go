@@ -19,16 +19,16 @@ type Source interface {
 // never returns an error (it crashes the program if the kernel's CSPRNG
 // fails), so there is no error path to handle.
 type cryptoSource struct {
-	buf [512]byte
+	buf [4096]byte
 	pos int
 }
 
 // NewCryptoSource returns a Source that draws from crypto/rand (the
-// operating system's CSPRNG), buffered 512 bytes at a time. It is the
+// operating system's CSPRNG), buffered 4096 bytes at a time. It is the
 // default, and the only Source fit for deployment. Not safe for concurrent
 // use; create one per goroutine.
 func NewCryptoSource() Source {
-	return &cryptoSource{pos: 512}
+	return &cryptoSource{pos: 4096}
 }
 
 func (c *cryptoSource) Uint64() uint64 {
