@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 )
 
@@ -205,16 +206,27 @@ type cnnWorker struct {
 	// conv1: per output position (up to 64 taps each): value, weight
 	// offset; per tap (up to o1h*o1w positions each): value, output offset.
 	posCnt, tapCnt []int
-	posV, tapV     []float64
-	posK, tapO     []int32
+	posL, tapL     []tapRef
 	// conv2: gathered non-zero patch values and weight offsets of the
 	// current position (forward); per tap (16*Filters1 taps, up to
 	// o2h*o2w positions each): value, dA2 offset, dP1 index (backward).
-	gv           []float64
-	gk           []int32
-	tap2Cnt      []int
-	tap2V        []float64
-	tap2G, tap2B []int32
+	gv      []float64
+	gk      []int32
+	tap2Cnt []int
+	tap2L   []tapRef2
+}
+
+// tapRef is one recorded (input value, offset) pair of conv1.
+type tapRef struct {
+	v float64
+	o int32
+}
+
+// tapRef2 is one recorded input of conv2: value, offset of its output
+// position's gradient in dA2, index of the input in dP1.
+type tapRef2 struct {
+	v    float64
+	g, b int32
 }
 
 // NewWorker returns scratch space for one goroutine.
@@ -240,17 +252,13 @@ func (m *CNN) NewWorker() Worker {
 		dP2:     make([]float64, m.flat),
 		dh:      make([]float64, c.Hidden),
 		posCnt:  make([]int, npos1),
-		posV:    make([]float64, npos1*taps1),
-		posK:    make([]int32, npos1*taps1),
+		posL:    make([]tapRef, npos1*taps1),
 		tapCnt:  make([]int, taps1),
-		tapV:    make([]float64, taps1*npos1),
-		tapO:    make([]int32, taps1*npos1),
+		tapL:    make([]tapRef, taps1*npos1),
 		gv:      make([]float64, 0, taps2),
 		gk:      make([]int32, 0, taps2),
 		tap2Cnt: make([]int, taps2),
-		tap2V:   make([]float64, taps2*npos2),
-		tap2G:   make([]int32, taps2*npos2),
-		tap2B:   make([]int32, taps2*npos2),
+		tap2L:   make([]tapRef2, taps2*npos2),
 	}
 }
 
@@ -288,10 +296,10 @@ func (w *cnnWorker) forward(x []float64) {
 				tap := ky*cnnKernel1 + tx - cnnStride1*ox
 				pos := oy*m.o1w + ox
 				i := pos*taps1 + w.posCnt[pos]
-				w.posV[i], w.posK[i] = v, int32(tap*f1)
+				w.posL[i] = tapRef{v, int32(tap * f1)}
 				w.posCnt[pos]++
 				j := tap*npos1 + w.tapCnt[tap]
-				w.tapV[j], w.tapO[j] = v, int32(pos*f1)
+				w.tapL[j] = tapRef{v, int32(pos * f1)}
 				w.tapCnt[tap]++
 			}
 		}
@@ -301,13 +309,13 @@ func (w *cnnWorker) forward(x []float64) {
 	for pos, cnt := range w.posCnt {
 		out := w.a1[pos*f1 : (pos+1)*f1]
 		copy(out, b1)
-		vs, ks := w.posV[pos*taps1:pos*taps1+cnt], w.posK[pos*taps1:pos*taps1+cnt]
-		j := 0
-		for ; j+4 <= cnt; j += 4 {
-			axpy4(out, vs[j], vs[j+1], vs[j+2], vs[j+3], w1[ks[j]:], w1[ks[j+1]:], w1[ks[j+2]:], w1[ks[j+3]:])
+		l := w.posL[pos*taps1 : pos*taps1+cnt]
+		for len(l) >= 4 {
+			axpy4(out, l[0].v, l[1].v, l[2].v, l[3].v, w1[l[0].o:], w1[l[1].o:], w1[l[2].o:], w1[l[3].o:])
+			l = l[4:]
 		}
-		for ; j < cnt; j++ {
-			axpy(out, vs[j], w1[ks[j]:int(ks[j])+f1])
+		for _, e := range l {
+			axpy(out, e.v, w1[e.o:int(e.o)+f1])
 		}
 	}
 	maxPoolReLU(w.a1, w.p1, w.arg1, m.o1h, m.o1w, f1)
@@ -334,7 +342,7 @@ func (w *cnnWorker) forward(x []float64) {
 							nv = append(nv, v)
 							nk = append(nk, int32(tap*f2))
 							j := tap*npos2 + w.tap2Cnt[tap]
-							w.tap2V[j], w.tap2G[j], w.tap2B[j] = v, int32(pos*f2), int32(base+ci)
+							w.tap2L[j] = tapRef2{v, int32(pos * f2), int32(base + ci)}
 							w.tap2Cnt[tap]++
 						}
 					}
@@ -396,10 +404,12 @@ func (m *CNN) conv1Range(idx int) (oy0, oy1, ox0, ox1, ty, tx int) {
 	return
 }
 
-// maxPoolReLU computes out = ReLU(maxpool_{2x2, stride 1}(a)) for an HWC
+// maxPoolReLU computes out = maxpool_{2x2, stride 1}(ReLU(a)) for an HWC
 // tensor a of h x w x ch, recording in arg the index into a of each
-// window's maximum (the first on ties). ReLU and max commute, so pooling
-// pre-activations and rectifying after equals TF's relu-then-pool.
+// window's maximum (the first on ties). It compares the IEEE-754 bit
+// patterns of the rectified (hence non-negative) values as integers, which
+// orders them like the floats and lets the compiler use conditional moves
+// instead of unpredictable branches.
 func maxPoolReLU(a, out []float64, arg []int32, h, w, ch int) {
 	ow := w - 1
 	for y := range h - 1 {
@@ -414,21 +424,27 @@ func maxPoolReLU(a, out []float64, arg []int32, h, w, ch int) {
 			r00, r01 := a[i00:i00+ch], a[i01:i01+ch]
 			r10, r11 := a[i10:i10+ch], a[i11:i11+ch]
 			for c := range dst {
-				best, bi := r00[c], i00+c
-				if r01[c] > best {
-					best, bi = r01[c], i01+c
+				best, bi := reluBits(r00[c]), i00+c
+				if v := reluBits(r01[c]); v > best {
+					best, bi = v, i01+c
 				}
-				if r10[c] > best {
-					best, bi = r10[c], i10+c
+				if v := reluBits(r10[c]); v > best {
+					best, bi = v, i10+c
 				}
-				if r11[c] > best {
-					best, bi = r11[c], i11+c
+				if v := reluBits(r11[c]); v > best {
+					best, bi = v, i11+c
 				}
-				dst[c] = max(best, 0)
+				dst[c] = math.Float64frombits(best)
 				dArg[c] = int32(bi)
 			}
 		}
 	}
+}
+
+// reluBits returns the bits of max(v, 0) (+0 for negative v and -0).
+func reluBits(v float64) uint64 {
+	b := math.Float64bits(v)
+	return b &^ uint64(int64(b)>>63)
 }
 
 func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
@@ -481,18 +497,18 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 		o := tap * f2
 		gwRow, wRow := gw2[o:o+f2], w2[o:o+f2]
 		lo := tap * npos2
-		lv, lg, lb := w.tap2V[lo:lo+cnt], w.tap2G[lo:lo+cnt], w.tap2B[lo:lo+cnt]
-		j := 0
-		for ; j+4 <= cnt; j += 4 {
-			s0, s1, s2, s3 := axpyDot4(gwRow, wRow, lv[j], lv[j+1], lv[j+2], lv[j+3],
-				w.dA2[lg[j]:], w.dA2[lg[j+1]:], w.dA2[lg[j+2]:], w.dA2[lg[j+3]:])
-			w.dP1[lb[j]] += s0
-			w.dP1[lb[j+1]] += s1
-			w.dP1[lb[j+2]] += s2
-			w.dP1[lb[j+3]] += s3
+		l := w.tap2L[lo : lo+cnt]
+		for len(l) >= 4 {
+			s0, s1, s2, s3 := axpyDot4(gwRow, wRow, l[0].v, l[1].v, l[2].v, l[3].v,
+				w.dA2[l[0].g:], w.dA2[l[1].g:], w.dA2[l[2].g:], w.dA2[l[3].g:])
+			w.dP1[l[0].b] += s0
+			w.dP1[l[1].b] += s1
+			w.dP1[l[2].b] += s2
+			w.dP1[l[3].b] += s3
+			l = l[4:]
 		}
-		for ; j < cnt; j++ {
-			w.dP1[lb[j]] += axpyDot(gwRow, wRow, lv[j], w.dA2[lg[j]:])
+		for _, e := range l {
+			w.dP1[e.b] += axpyDot(gwRow, wRow, e.v, w.dA2[e.g:])
 		}
 	}
 	// pool1 + ReLU backward
@@ -511,13 +527,13 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 	npos1 := m.o1h * m.o1w
 	for tap, cnt := range w.tapCnt {
 		row := gw1[tap*f1 : (tap+1)*f1]
-		vs, os := w.tapV[tap*npos1:tap*npos1+cnt], w.tapO[tap*npos1:tap*npos1+cnt]
-		j := 0
-		for ; j+4 <= cnt; j += 4 {
-			axpy4(row, vs[j], vs[j+1], vs[j+2], vs[j+3], w.dA1[os[j]:], w.dA1[os[j+1]:], w.dA1[os[j+2]:], w.dA1[os[j+3]:])
+		l := w.tapL[tap*npos1 : tap*npos1+cnt]
+		for len(l) >= 4 {
+			axpy4(row, l[0].v, l[1].v, l[2].v, l[3].v, w.dA1[l[0].o:], w.dA1[l[1].o:], w.dA1[l[2].o:], w.dA1[l[3].o:])
+			l = l[4:]
 		}
-		for ; j < cnt; j++ {
-			axpy(row, vs[j], w.dA1[os[j]:int(os[j])+f1])
+		for _, e := range l {
+			axpy(row, e.v, w.dA1[e.o:int(e.o)+f1])
 		}
 	}
 	return loss
