@@ -67,11 +67,13 @@ func ClipL2(x []float64, c float64) float64 {
 	return n
 }
 
-// ClipLinf clamps every coordinate of x in place into [−c, c] (the
-// Euclidean projection onto the l_inf ball) and returns the original
-// ||x||_inf. Unlike ClipL1 and ClipL2 this changes the direction of x;
-// it is the projection R_inf's analysis assumes (Girgis et al. 2021, §3).
-// A vector with a NaN entry is zeroed, as in ClipL1 and ClipL2.
+// ClipLinf clamps every coordinate of x in place into [−c, c] and returns
+// the original ||x||_inf. Clamping is the Euclidean projection onto the l_inf
+// ball; unlike ClipL1 and ClipL2 it changes the direction of x. (NeurIPS'21
+// Algorithm 1 instead scales, g ← g/max(1, ||g||_inf/C); both land in
+// B_inf(C), the domain R_inf requires — choose by the optimisation analysis
+// you rely on.) A vector with a NaN entry is zeroed, as in ClipL1 and
+// ClipL2.
 func ClipLinf(x []float64, c float64) float64 {
 	n := linfNorm(x)
 	if math.IsNaN(n) {

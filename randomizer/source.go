@@ -38,7 +38,7 @@ func (c *cryptoSource) Uint64() uint64 {
 	}
 	v := binary.LittleEndian.Uint64(c.buf[c.pos:])
 	// Do not leave consumed randomness lying in memory.
-	clear(c.buf[c.pos : c.pos+8])
+	binary.LittleEndian.PutUint64(c.buf[c.pos:], 0)
 	c.pos += 8
 	return v
 }
