@@ -57,6 +57,9 @@ func (d Data) Plot() (*plot.Plot, error) {
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(48) // inside the data area, clear of the y axis
+	p.Legend.YOffs = -vg.Points(24)
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	drawn := 0
 	for i, s := range d.Series {
 		var pts plotter.XYs

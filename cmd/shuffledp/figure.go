@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/shuffledp/shuffledp/figures"
+	"github.com/spf13/cobra"
+)
+
+func init() { rootCmd.AddCommand(newFigureCmd()) }
+
+// ratiosFigureName is the pseudo-figure that prints the headline-ratio table.
+const ratiosFigureName = "ratios"
+
+func newFigureCmd() *cobra.Command {
+	var (
+		out     string
+		csvPath string
+		list    bool
+		points  int
+	)
+	cmd := &cobra.Command{
+		Use:   "figure NAME --out FILE.png|FILE.svg [--csv FILE] | figure ratios [--csv FILE] | figure --list",
+		Short: "Reproduce the NeurIPS'21 accounting figures (eps vs T, eps vs n) and headline ratios",
+		Long: `Reproduce a figure of NeurIPS'21 (Fig. 2a-c) or its supplement (Figs. 4a-c, 5a-c):
+epsilon at delta=1e-8 after T rounds of k-of-n subsampled shuffling, one labelled
+line per bound (neurips21-upper, neurips21-lower, ccs21+wbk19, fmt20+kov15, and
+best = the smallest valid upper bound), log axes. The image format follows the
+--out extension (.png or .svg); --csv also writes the numbers.
+
+"figure ratios" prints the papers' headline ratios (e.g. "14x smaller than FMT20
+with strong composition") next to what we measure at the same settings.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if list {
+				return cobra.NoArgs(cmd, args)
+			}
+			if len(args) != 1 {
+				return fmt.Errorf("figure needs exactly one NAME (see --list), got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := cmd.OutOrStdout()
+			if list {
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+				for _, f := range figures.List() {
+					fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Caption)
+				}
+				fmt.Fprintf(tw, "%s\t%s\n", ratiosFigureName, "headline ratios of the papers next to what we measure (text; --csv for CSV)")
+				return tw.Flush()
+			}
+			bounds := figureBounds()
+			if args[0] == ratiosFigureName {
+				return runRatios(cmd, bounds, csvPath)
+			}
+			fig, err := figures.Lookup(args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				return fmt.Errorf("--out is required (FILE.png or FILE.svg)")
+			}
+			format, err := figures.FormatOf(out)
+			if err != nil {
+				return err
+			}
+			xs, err := fig.XValues(points)
+			if err != nil {
+				return err
+			}
+			data, err := figures.Compute(fig, xs, bounds)
+			if err != nil {
+				return err
+			}
+			var img bytes.Buffer
+			if err := data.Render(&img, format); err != nil {
+				return err
+			}
+			if err := os.WriteFile(out, img.Bytes(), 0o644); err != nil {
+				return err
+			}
+			var labels []string
+			for _, s := range data.Series {
+				labels = append(labels, s.Label)
+			}
+			fmt.Fprintf(w, "wrote %s (%s, %d points, series: %s)\n", out, fig.Name, len(xs), strings.Join(labels, ", "))
+			if csvPath != "" {
+				var buf bytes.Buffer
+				if err := data.WriteCSV(&buf); err != nil {
+					return err
+				}
+				if err := os.WriteFile(csvPath, buf.Bytes(), 0o644); err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "wrote %s\n", csvPath)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "output image, FILE.png or FILE.svg")
+	cmd.Flags().StringVar(&csvPath, "csv", "", "also write the series as CSV to this file")
+	cmd.Flags().BoolVar(&list, "list", false, "list the figures")
+	cmd.Flags().IntVar(&points, "points", 21, "number of log-spaced x values (>= 2)")
+	return cmd
+}
+
+func runRatios(cmd *cobra.Command, bounds []figures.Bound, csvPath string) error {
+	rows, missing, err := figures.Ratios(bounds)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if err := figures.WriteRatiosText(w, rows); err != nil {
+		return err
+	}
+	for _, m := range missing {
+		fmt.Fprintf(w, "not evaluated (bound not available): %s\n", m)
+	}
+	if csvPath != "" {
+		var buf bytes.Buffer
+		if err := figures.WriteRatiosCSV(&buf, rows); err != nil {
+			return err
+		}
+		if err := os.WriteFile(csvPath, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "wrote %s\n", csvPath)
+	}
+	return nil
+}
+
+// figureBounds lists the lines drawn in every figure: the approximate-DP
+// baselines (the RDP bounds of package accounting join them once that
+// package lands).
+func figureBounds() []figures.Bound {
+	return []figures.Bound{figures.NewFMT20KOV15(), figures.NewFMT20AnalyticKOV15()}
+}

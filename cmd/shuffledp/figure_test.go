@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shuffledp/shuffledp/figures"
+)
+
+func runFigure(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newFigureCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func wantLabels() []string {
+	var ls []string
+	for _, b := range figureBounds() {
+		ls = append(ls, b.Label())
+	}
+	return append(ls, figures.BestLabel)
+}
+
+func TestFigureList(t *testing.T) {
+	out, err := runFigure(t, "--list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figures.List() {
+		if !strings.Contains(out, f.Name) {
+			t.Errorf("--list lacks %s:\n%s", f.Name, out)
+		}
+	}
+	if !strings.Contains(out, ratiosFigureName) {
+		t.Errorf("--list lacks %s", ratiosFigureName)
+	}
+}
+
+func TestFigurePNGAndCSV(t *testing.T) {
+	dir := t.TempDir()
+	img, tab := filepath.Join(dir, "f.png"), filepath.Join(dir, "f.csv")
+	if _, err := runFigure(t, "fig2a", "--out", img, "--csv", tab, "--points", "2"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Fatalf("not a valid PNG: %v", err)
+	}
+	b, err := os.ReadFile(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("want header + 2 rows, got %d", len(recs))
+	}
+	if got, want := strings.Join(recs[0], ","), "T,"+strings.Join(wantLabels(), ","); got != want {
+		t.Errorf("CSV header %q, want %q", got, want)
+	}
+}
+
+func TestFigureSVGHasEverySeries(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "f.svg")
+	if _, err := runFigure(t, "neurips21-fig5c", "--out", img, "--points", "2"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.Contains(s, "<svg") {
+		t.Fatal("not an SVG")
+	}
+	for _, l := range wantLabels() {
+		if !strings.Contains(s, l) {
+			t.Errorf("SVG lacks series %q", l)
+		}
+	}
+}
+
+func TestFigureBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fig9z", "--out", filepath.Join(dir, "x.png")}, "figure"},
+		{[]string{"fig2a", "--out", filepath.Join(dir, "x.pdf")}, "out"},
+		{[]string{"fig2a"}, "--out"},
+		{[]string{"fig2a", "--out", filepath.Join(dir, "x.png"), "--points", "1"}, "points"},
+		{[]string{}, "NAME"},
+	} {
+		_, err := runFigure(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one naming %q", c.args, err, c.want)
+		}
+	}
+}
