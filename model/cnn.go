@@ -330,24 +330,28 @@ func (w *cnnWorker) forward(x []float64) {
 			pos := oy*m.o2w + ox
 			out := w.a2[pos*f2 : (pos+1)*f2]
 			copy(out, b2)
-			nv, nk := w.gv[:0], w.gk[:0]
+			// Branch-free compaction: every input is written, and the
+			// counts advance only for non-zero ones (p1 >= 0, so its bits
+			// are non-zero exactly when it is).
+			gv, gk := w.gv[:cap(w.gv)], w.gk[:cap(w.gk)]
+			n := 0
 			for ky := range cnnKernel2 {
 				row := cnnStride2*oy + ky
 				for kx := range cnnKernel2 {
 					base := (row*m.p1w + cnnStride2*ox + kx) * f1
 					tap0 := (ky*cnnKernel2 + kx) * f1
 					for ci, v := range w.p1[base : base+f1] {
-						if v != 0 {
-							tap := tap0 + ci
-							nv = append(nv, v)
-							nk = append(nk, int32(tap*f2))
-							j := tap*npos2 + w.tap2Cnt[tap]
-							w.tap2L[j] = tapRef2{v, int32(pos * f2), int32(base + ci)}
-							w.tap2Cnt[tap]++
-						}
+						nz := nonZeroBit(v)
+						tap := tap0 + ci
+						gv[n], gk[n] = v, int32(tap*f2)
+						n += nz
+						cnt := w.tap2Cnt[tap]
+						w.tap2L[tap*npos2+cnt] = tapRef2{v, int32(pos * f2), int32(base + ci)}
+						w.tap2Cnt[tap] = cnt + nz
 					}
 				}
 			}
+			nv, nk := gv[:n], gk[:n]
 			j := 0
 			for ; j+4 <= len(nv); j += 4 {
 				axpy4(out, nv[j], nv[j+1], nv[j+2], nv[j+3],
@@ -439,6 +443,14 @@ func maxPoolReLU(a, out []float64, arg []int32, h, w, ch int) {
 			}
 		}
 	}
+}
+
+// nonZeroBit returns 1 if v != 0 (either sign of zero counts as zero
+// only for +0; callers pass rectified values) and 0 otherwise, without a
+// branch.
+func nonZeroBit(v float64) int {
+	b := math.Float64bits(v)
+	return int((b | -b) >> 63)
 }
 
 // reluBits returns the bits of max(v, 0) (+0 for negative v and -0).
