@@ -12,6 +12,7 @@
 //	"rinf"     R_inf of Girgis et al. (AISTATS'21, arXiv 2008.07180), input in B_inf(a)
 //	"r1"       R_1 of Girgis et al., input in B_1(a), Walsh–Hadamard basis
 //	"r2"       R_2 = Quan∘Priv of Girgis et al., input in B_2(a)
+//	"privunit" PrivUnit2 of Bhowmick et al. (arXiv 1812.00984), input in B_2(a)
 //	"gaussian" the Gaussian randomizer of shuffle-Gaussian SGD (not pure LDP)
 //
 // The discrete randomizers also implement [Discrete], which exposes the

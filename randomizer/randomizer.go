@@ -17,8 +17,8 @@ type Report []byte
 // Implementations are safe for concurrent use by multiple goroutines as long
 // as each goroutine passes its own Source.
 type Randomizer interface {
-	// Name is the constructor name: "rr", "krr", "rinf", "r1", "r2" or
-	// "gaussian".
+	// Name is the constructor name: "rr", "krr", "rinf", "r1", "r2",
+	// "privunit" or "gaussian".
 	Name() string
 	// Dim is the length of the input vector (and of the decoded estimate).
 	Dim() int
@@ -101,7 +101,7 @@ type Config struct {
 }
 
 // Names lists the constructor names New accepts.
-var Names = []string{"rr", "krr", "rinf", "r1", "r2", "gaussian"}
+var Names = []string{"rr", "krr", "rinf", "r1", "r2", "privunit", "gaussian"}
 
 // New returns the randomizer called name with the parameters in cfg.
 func New(name string, cfg Config) (Randomizer, error) {
@@ -130,6 +130,8 @@ func New(name string, cfg Config) (Randomizer, error) {
 		return NewR1(cfg.Eps0, cfg.Dim, cfg.Radius)
 	case "r2":
 		return NewR2(cfg.Eps0, cfg.Dim, cfg.Radius)
+	case "privunit":
+		return NewPrivUnit(cfg.Eps0, cfg.Dim, cfg.Radius)
 	case "gaussian":
 		return NewGaussian(cfg.Sigma, cfg.Dim, cfg.Radius)
 	}

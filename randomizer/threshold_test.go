@@ -24,15 +24,20 @@ type golden struct {
 
 func loadGolden(t *testing.T) golden {
 	t.Helper()
-	b, err := os.ReadFile("testdata/golden.json")
+	var g golden
+	loadJSON(t, "testdata/golden.json", &g)
+	return g
+}
+
+func loadJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var g golden
-	if err := json.Unmarshal(b, &g); err != nil {
+	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatal(err)
 	}
-	return g
 }
 
 // TestThresholdGolden compares Threshold with floor(2^64 e^eps0/(e^eps0+m))

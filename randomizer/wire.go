@@ -19,6 +19,7 @@ import (
 //	r1       kind 4   log2 D bits Hadamard column j (< D, D = d padded to a power of 2), then 1 sign bit
 //	r2       kind 5   ceil(log2 d) bits coordinate j (< d), then 1 sign bit
 //	gaussian kind 6   d IEEE-754 float64 values, little-endian (finite)
+//	privunit kind 7   d IEEE-754 float64 values, little-endian (finite, on the sphere of radius a/m)
 //
 // So an R_inf or R_1 report carries exactly log2(d)+1 bits of information
 // (rounded up to whole bytes, plus the header byte): 3 bytes at d = 26,010.
@@ -33,6 +34,7 @@ const (
 	kindR1       = 4
 	kindR2       = 5
 	kindGaussian = 6
+	kindPrivUnit = 7
 )
 
 // indexBits returns ceil(log2 n), the bits needed for an index in [0, n).

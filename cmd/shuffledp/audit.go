@@ -30,8 +30,10 @@ worst-case bias |E[decode(report)] − x| of the decoder. The audit passes
 
 Exact audits exist for the discrete randomizers rr, krr, rinf and r1. r2
 passes its input through a continuous mechanism (a uniform point on a
-hemisphere) whose output probabilities have no closed form, and gaussian is
-not pure LDP; both are verified statistically by the package tests.`,
+hemisphere) whose output probabilities have no closed form, privunit's
+outputs are continuous (its worst-case ratio is analytic and checked in the
+package tests), and gaussian is not pure LDP; they are verified
+statistically by the package tests.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := newRandomizerFromFlags(name, eps0, 1, clip, dim)

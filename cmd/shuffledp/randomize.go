@@ -33,7 +33,8 @@ report's unbiased decoding, one per line, as a JSON array of D numbers.
 Randomizers: rr (binary randomized response; --dim 1, input 0 or 1), krr
 (k-ary randomized response; --dim k, one-hot input), rinf, r1, r2 (Girgis et
 al. AISTATS'21; the input is first clipped onto the l_inf, l_1 or l_2 ball of
-radius --clip), gaussian (adds N(0, (sigma·clip)^2) per coordinate after l_2
+radius --clip), privunit (PrivUnit2 of Bhowmick et al. 2018, l_2 ball, dim >= 2),
+gaussian (adds N(0, (sigma·clip)^2) per coordinate after l_2
 clipping; --sigma required, --eps0 ignored).
 
 Randomness comes from crypto/rand unless --seed is given; --seed selects a

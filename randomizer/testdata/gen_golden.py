@@ -32,4 +32,44 @@ for eps0 in ["0.5", "1", "2", "5"]:
         M = a * c * sqrt(pi) / 2 * d * gamma(mpf(d - 1) / 2 + 1) / gamma(mpf(d) / 2 + 1)
         r2.append({"eps0": float(eps0), "d": d, "M": float(M)})
 
-print(json.dumps({"thresholds": thresholds, "r2_radius": r2}, indent=1))
+
+
+def privunit_golden():
+    """PrivUnit2 (Bhowmick et al. 2018): for the cap threshold gamma and cap
+    probability p, q = P[<U,u> >= gamma] for U uniform on S^{d-1} and
+    m = E[<V,u>] = p E[t | t >= gamma] + (1-p) E[t | t < gamma], with t's
+    density proportional to (1-t^2)^((d-3)/2). Small d: direct numerical
+    integration (independent of the closed form in the Go code); large d:
+    the regularised incomplete beta function."""
+    out = []
+    for d in [2, 3, 5, 10, 100, 13000]:
+        gammas = ["0.05", "0.3", "0.7"] if d <= 100 else ["0.003", "0.01", "0.025"]
+        for gamma in gammas:
+            for p in ["0.6", "0.9"]:
+                g, pp = mpf(float(gamma)), mpf(float(p))
+                if d <= 100:
+                    f = lambda t: (1 - t * t) ** (mpf(d - 3) / 2)
+                    tot = mp.quad(f, [-1, 0, g, 1])
+                    cap = mp.quad(f, [g, 1])
+                    tcap = mp.quad(lambda t: t * f(t), [g, 1])
+                    trest = mp.quad(lambda t: t * f(t), [-1, 0, g])
+                    q = cap / tot
+                    m = pp * tcap / cap + (1 - pp) * trest / (tot - cap)
+                else:
+                    # t is concentrated within ~1/sqrt(d) of 0: integrate the
+                    # cap numerically on a fine partition; the normaliser
+                    # B(1/2, (d-1)/2) and the first moment (1-g^2)^a/(d-1)
+                    # are exact.
+                    a = mpf(d - 1) / 2
+                    f = lambda t: (1 - t * t) ** (a - 1)
+                    pts = [g + k * mpf("0.005") for k in range(0, 41)] + [mpf(1)]
+                    cap = mp.quad(f, pts)
+                    tot = mp.beta(mpf(1) / 2, a)
+                    tcap = (1 - g * g) ** a / (d - 1)
+                    q = cap / tot
+                    m = pp * tcap / cap - (1 - pp) * tcap / (tot - cap)
+                out.append({"d": d, "gamma": float(gamma), "p": float(p), "q": float(q), "m": float(m)})
+    return out
+
+
+print(json.dumps({"thresholds": thresholds, "r2_radius": r2, "privunit": privunit_golden()}, indent=1))
