@@ -222,6 +222,15 @@ type tapRef struct {
 	o int32
 }
 
+// padRefs appends zero entries (value 0, offset 0: adding nothing) up to a
+// multiple of four; l must have the capacity.
+func padRefs(l []tapRef) []tapRef {
+	for len(l)%4 != 0 {
+		l = append(l, tapRef{})
+	}
+	return l
+}
+
 // tapRef2 is one recorded input of conv2: value, offset of its output
 // position's gradient in dA2, index of the input in dP1.
 type tapRef2 struct {
@@ -247,18 +256,18 @@ func (m *CNN) NewWorker() Worker {
 		h:       make([]float64, c.Hidden),
 		logits:  make([]float64, c.Classes),
 		dA1:     make([]float64, npos1*c.Filters1),
-		dP1:     make([]float64, m.p1h*m.p1w*c.Filters1),
+		dP1:     make([]float64, m.p1h*m.p1w*c.Filters1+1), // +1: sink of padding entries
 		dA2:     make([]float64, npos2*c.Filters2),
 		dP2:     make([]float64, m.flat),
 		dh:      make([]float64, c.Hidden),
 		posCnt:  make([]int, npos1),
-		posL:    make([]tapRef, npos1*taps1),
+		posL:    make([]tapRef, npos1*(taps1+3)),
 		tapCnt:  make([]int, taps1),
-		tapL:    make([]tapRef, taps1*npos1),
-		gv:      make([]float64, 0, taps2),
-		gk:      make([]int32, 0, taps2),
+		tapL:    make([]tapRef, taps1*(npos1+3)),
+		gv:      make([]float64, 0, taps2+3),
+		gk:      make([]int32, 0, taps2+3),
 		tap2Cnt: make([]int, taps2),
-		tap2L:   make([]tapRef2, taps2*npos2),
+		tap2L:   make([]tapRef2, taps2*(npos2+3)),
 	}
 }
 
@@ -275,6 +284,9 @@ func (w *cnnWorker) forward(x []float64) {
 	x = x[:c.Height*c.Width]
 	npos1, npos2 := m.o1h*m.o1w, m.o2h*m.o2w
 	taps1 := cnnKernel1 * cnnKernel1
+	// Each list has room for 3 zero entries of padding, so that the
+	// kernels always take four inputs.
+	ps1, ts1, ts2 := taps1+3, npos1+3, npos2+3
 
 	// conv1: pixel (iy, ix) meets output (oy, ox) at kernel tap
 	// (ky, kx) = (iy+pad-2oy, ix+pad-2ox); list the non-zero pixels' pairs.
@@ -295,10 +307,10 @@ func (w *cnnWorker) forward(x []float64) {
 			for ox := ox0; ox <= ox1; ox++ {
 				tap := ky*cnnKernel1 + tx - cnnStride1*ox
 				pos := oy*m.o1w + ox
-				i := pos*taps1 + w.posCnt[pos]
+				i := pos*ps1 + w.posCnt[pos]
 				w.posL[i] = tapRef{v, int32(tap * f1)}
 				w.posCnt[pos]++
-				j := tap*npos1 + w.tapCnt[tap]
+				j := tap*ts1 + w.tapCnt[tap]
 				w.tapL[j] = tapRef{v, int32(pos * f1)}
 				w.tapCnt[tap]++
 			}
@@ -309,7 +321,7 @@ func (w *cnnWorker) forward(x []float64) {
 	for pos, cnt := range w.posCnt {
 		out := w.a1[pos*f1 : (pos+1)*f1]
 		copy(out, b1)
-		l := w.posL[pos*taps1 : pos*taps1+cnt]
+		l := padRefs(w.posL[pos*ps1 : pos*ps1+cnt : (pos+1)*ps1])
 		for len(l) >= 4 {
 			axpy4(out, l[0].v, l[1].v, l[2].v, l[3].v, w1[l[0].o:], w1[l[1].o:], w1[l[2].o:], w1[l[3].o:])
 			l = l[4:]
@@ -346,10 +358,14 @@ func (w *cnnWorker) forward(x []float64) {
 						gv[n], gk[n] = v, int32(tap*f2)
 						n += nz
 						cnt := w.tap2Cnt[tap]
-						w.tap2L[tap*npos2+cnt] = tapRef2{v, int32(pos * f2), int32(base + ci)}
+						w.tap2L[tap*ts2+cnt] = tapRef2{v, int32(pos * f2), int32(base + ci)}
 						w.tap2Cnt[tap] = cnt + nz
 					}
 				}
+			}
+			for n%4 != 0 {
+				gv[n], gk[n] = 0, 0
+				n++
 			}
 			nv, nk := gv[:n], gk[:n]
 			j := 0
@@ -392,7 +408,6 @@ func (w *cnnWorker) forward(x []float64) {
 			axpy(w.logits, v, wd2[j*k:(j+1)*k])
 		}
 	}
-	_ = npos2
 }
 
 // conv1Range returns the output rows oy0..oy1 and columns ox0..ox1 that
@@ -501,6 +516,8 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 	gb2 := grad[m.b2:m.wd1]
 	w2 := p[m.w2:m.b2]
 	npos2 := m.o2h * m.o2w
+	ts2 := npos2 + 3
+	sink := int32(len(w.dP1) - 1)
 	for pos := range npos2 {
 		axpy(gb2, 1, w.dA2[pos*f2:(pos+1)*f2])
 	}
@@ -508,8 +525,11 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 	for tap, cnt := range w.tap2Cnt {
 		o := tap * f2
 		gwRow, wRow := gw2[o:o+f2], w2[o:o+f2]
-		lo := tap * npos2
-		l := w.tap2L[lo : lo+cnt]
+		lo := tap * ts2
+		l := w.tap2L[lo : lo+cnt : lo+ts2]
+		for len(l)%4 != 0 {
+			l = append(l, tapRef2{0, 0, sink})
+		}
 		for len(l) >= 4 {
 			s0, s1, s2, s3 := axpyDot4(gwRow, wRow, l[0].v, l[1].v, l[2].v, l[3].v,
 				w.dA2[l[0].g:], w.dA2[l[1].g:], w.dA2[l[2].g:], w.dA2[l[3].g:])
@@ -536,10 +556,10 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 		axpy(gb1, 1, w.dA1[o:o+f1])
 	}
 	gw1 := grad[m.w1:m.b1]
-	npos1 := m.o1h * m.o1w
+	ts1 := m.o1h*m.o1w + 3
 	for tap, cnt := range w.tapCnt {
 		row := gw1[tap*f1 : (tap+1)*f1]
-		l := w.tapL[tap*npos1 : tap*npos1+cnt]
+		l := padRefs(w.tapL[tap*ts1 : tap*ts1+cnt : (tap+1)*ts1])
 		for len(l) >= 4 {
 			axpy4(row, l[0].v, l[1].v, l[2].v, l[3].v, w.dA1[l[0].o:], w.dA1[l[1].o:], w.dA1[l[2].o:], w.dA1[l[3].o:])
 			l = l[4:]
