@@ -202,16 +202,18 @@ func l1Norm(x []float64) float64 {
 // pattern exceeds +Inf's, so one integer max (no float branches) suffices.
 func linfNorm(x []float64) float64 {
 	const absMask = 1<<63 - 1
-	var m0, m1 uint64
+	var m0, m1, m2, m3 uint64
 	i := 0
-	for ; i+2 <= len(x); i += 2 {
+	for ; i+4 <= len(x); i += 4 {
 		m0 = max(m0, math.Float64bits(x[i])&absMask)
 		m1 = max(m1, math.Float64bits(x[i+1])&absMask)
+		m2 = max(m2, math.Float64bits(x[i+2])&absMask)
+		m3 = max(m3, math.Float64bits(x[i+3])&absMask)
 	}
-	if i < len(x) {
+	for ; i < len(x); i++ {
 		m0 = max(m0, math.Float64bits(x[i])&absMask)
 	}
-	m := max(m0, m1)
+	m := max(max(m0, m1), max(m2, m3))
 	if m > 0x7ff0000000000000 {
 		return math.NaN()
 	}

@@ -167,3 +167,23 @@ func TestGaussianMoments(t *testing.T) {
 		t.Errorf("Gaussian Eps0 = %g, want +Inf", g.Eps0())
 	}
 }
+
+func TestAuditBound(t *testing.T) {
+	for _, eps0 := range []float64{0.1, 1, 3, 8} {
+		r2, _ := NewR2(eps0, 10, 1)
+		pu, _ := NewPrivUnit(eps0, 10, 1)
+		for _, r := range []Bounded{r2, pu} {
+			res := AuditBound(r)
+			if !res.OK || res.MaxLogRatio > eps0+4e-16 || res.MaxLogRatio < eps0*(1-1e-6) || res.Method != "analytic" {
+				t.Errorf("%s eps0=%g: %+v", r.Name(), eps0, res)
+			}
+		}
+	}
+	// R_2 at d = 1 is binary: Quan outputs ±M with P[+] = 1/2 + x/(2M),
+	// and M = a/(2p−1), so the ratio at x = ±a is p/(1−p), the bound.
+	r, _ := NewR2(2, 1, 1)
+	pPlus := 0.5 + 1/(2*r.PrivRadius())
+	if got := math.Log(pPlus / (1 - pPlus)); math.Abs(got-r.LogRatioBound()) > 1e-12 {
+		t.Errorf("d=1: ratio %.15g, bound %.15g", got, r.LogRatioBound())
+	}
+}

@@ -118,4 +118,8 @@ func TestAuditCommand(t *testing.T) {
 	if _, err := runCmd(t, newAuditCmd, "--randomizer", "gaussian", "--eps0", "1", "--dim", "5"); err == nil {
 		t.Error("audit of gaussian should be refused")
 	}
+	out, err = runCmd(t, newAuditCmd, "--randomizer", "r2", "--eps0", "2", "--dim", "50", "--json")
+	if err != nil || !strings.Contains(out, `"method": "analytic"`) || !strings.Contains(out, `"ok": true`) {
+		t.Errorf("r2 audit: %v\n%s", err, out)
+	}
 }
