@@ -35,6 +35,7 @@ type checkpointState struct {
 	Randomizer string
 	ClipNorm   string
 	Clip       float64
+	ClampLinf  bool
 	Eps0       float64
 	Seed       uint64
 	Project    float64
@@ -57,7 +58,7 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 		Version: checkpointVersion,
 		Model:   t.model.Name(), NumParams: t.model.NumParams(),
 		Clients: t.cfg.Clients, Sample: t.cfg.Sample, Randomizer: t.cfg.Randomizer,
-		ClipNorm: t.cfg.ClipNorm, Clip: t.cfg.Clip, Eps0: t.cfg.Eps0, Seed: t.cfg.Seed,
+		ClipNorm: t.cfg.ClipNorm, Clip: t.cfg.Clip, ClampLinf: t.cfg.ClampLinf, Eps0: t.cfg.Eps0, Seed: t.cfg.Seed,
 		Project: t.cfg.ProjectRadius, Crypto: t.cfg.CryptoNoise,
 		Round: t.round, LedgerRounds: t.ledger.Rounds(), RNG: rng, Params: t.model.Params(),
 	}
@@ -142,6 +143,8 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 		return mismatch("clip-norm", st.ClipNorm, c.ClipNorm)
 	case st.Clip != c.Clip:
 		return mismatch("clip", st.Clip, c.Clip)
+	case st.ClampLinf != c.ClampLinf:
+		return mismatch("linf-clip clamp", st.ClampLinf, c.ClampLinf)
 	case st.Eps0 != c.Eps0:
 		return mismatch("eps0", st.Eps0, c.Eps0)
 	case st.Seed != c.Seed:

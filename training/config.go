@@ -72,6 +72,13 @@ type Config struct {
 	ClipNorm string
 	// Clip is the clipping radius C (--clip): g <- g / max(1, ||g||_p / C).
 	Clip float64
+	// ClampLinf, with ClipNorm linf, clamps every coordinate into [-C, C]
+	// (the Euclidean projection onto the l_inf ball, randomizer.ClipLinf)
+	// instead of scaling the whole vector by max(1, ||g||_inf / C) as
+	// Algorithm 1, line 6 states (--linf-clip clamp). Both put the gradient
+	// in R_inf's input domain, so privacy is the same; clamping keeps more
+	// of the small coordinates.
+	ClampLinf bool
 	// Eps0 is the local privacy parameter of the randomizer (--eps0).
 	Eps0 float64
 	// Delta is the delta at which epsilon is reported (--delta).
@@ -133,6 +140,9 @@ func (c *Config) Validate() error {
 	if c.Randomizer != RandomizerNone && normRank(c.ClipNorm) > normRank(DefaultClipNorm(c.Randomizer)) {
 		return fmt.Errorf("clip-norm %s does not keep gradients inside the input domain of randomizer %s (the %s ball of radius clip); use %s",
 			c.ClipNorm, c.Randomizer, DefaultClipNorm(c.Randomizer), DefaultClipNorm(c.Randomizer))
+	}
+	if c.ClampLinf && c.ClipNorm != NormLInf {
+		return fmt.Errorf("linf-clip clamp needs clip-norm linf, got %s", c.ClipNorm)
 	}
 	if !(c.Clip > 0) || math.IsInf(c.Clip, 0) {
 		return fmt.Errorf("clip must be positive and finite, got %g", c.Clip)

@@ -38,6 +38,7 @@ type Record struct {
 	Model      string  `json:"model"`
 	Randomizer string  `json:"randomizer"`
 	ClipNorm   string  `json:"clip_norm"`
+	ClampLinf  bool    `json:"linf_clamp,omitempty"`
 	Clip       float64 `json:"clip"`
 	Eps0       float64 `json:"eps0"`
 	Clients    int     `json:"clients"`
@@ -101,7 +102,7 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			TestAccuracy: finiteOrNil(e.Accuracy), TestLoss: finiteOrNil(e.Loss),
 			Delta: t.cfg.Delta, LR: lastLR,
 			WallSeconds: time.Since(start).Seconds(),
-			Model:       t.model.Name(), Randomizer: t.cfg.Randomizer, ClipNorm: t.cfg.ClipNorm,
+			Model:       t.model.Name(), Randomizer: t.cfg.Randomizer, ClipNorm: t.cfg.ClipNorm, ClampLinf: t.cfg.ClampLinf,
 			Clip: t.cfg.Clip, Eps0: t.cfg.Eps0, Clients: t.cfg.Clients, Sample: t.cfg.Sample, Seed: t.cfg.Seed,
 		}
 		if t.cfg.Randomizer == RandomizerNone {

@@ -199,7 +199,7 @@ func (t *Trainer) Step() (RoundStats, error) {
 			var l float64
 			for slot := lo; slot < hi; slot++ {
 				l += t.clientGradient(w, slot)
-				clipInPlace(w.grad, t.cfg.ClipNorm, t.cfg.Clip)
+				t.clip(w.grad)
 				for i, v := range w.grad {
 					sum[i] += v
 				}
@@ -221,7 +221,7 @@ func (t *Trainer) Step() (RoundStats, error) {
 			b.errs[s] = nil
 			for slot := lo; slot < hi; slot++ {
 				l += t.clientGradient(w, slot)
-				clipInPlace(w.grad, t.cfg.ClipNorm, t.cfg.Clip)
+				t.clip(w.grad)
 				w.src.reset(t.cfg.Seed, roundKey, uint64(slot))
 				rep, err := t.mech.Randomize(w.grad, &w.src)
 				if err != nil {
@@ -258,6 +258,16 @@ func (t *Trainer) Step() (RoundStats, error) {
 	t.round++
 	t.updates += int64(k)
 	return RoundStats{Round: t.round, Epoch: epoch, LR: lr, Loss: loss / float64(k), Duration: time.Since(start)}, nil
+}
+
+// clip applies Algorithm 1, line 6 (or the l_inf clamp, see
+// Config.ClampLinf).
+func (t *Trainer) clip(g []float64) {
+	if t.cfg.ClampLinf {
+		randomizer.ClipLinf(g, t.cfg.Clip)
+		return
+	}
+	clipInPlace(g, t.cfg.ClipNorm, t.cfg.Clip)
 }
 
 // clientGradient writes the gradient of sampled slot's example into w.grad

@@ -32,6 +32,7 @@ type trainFlags struct {
 	dataset, dataDir, model string
 	clients, sample         int
 	randomizer, clipNorm    string
+	linfClip                string
 	clip, eps0, delta       float64
 	epochs                  float64
 	lr                      string
@@ -84,6 +85,7 @@ The defaults are the setting of NeurIPS'21 Fig. 5(a).`,
 	fl.StringVar(&f.randomizer, "randomizer", "rinf", "local randomizer: none (non-private baseline), rinf, r1 or r2")
 	fl.StringVar(&f.clipNorm, "clip-norm", "", "clipping norm l1, l2 or linf (default: linf for rinf, l1 for r1, l2 for r2 and none)")
 	fl.Float64Var(&f.clip, "clip", 0.01, "clipping radius C: g <- g / max(1, ||g||_p / C)")
+	fl.StringVar(&f.linfClip, "linf-clip", "scale", "with --clip-norm linf: scale (Algorithm 1: g / max(1, ||g||_inf/C)) or clamp (each coordinate into [-C, C])")
 	fl.Float64Var(&f.eps0, "eps0", 1.5, "local DP parameter of the randomizer")
 	fl.Float64Var(&f.delta, "delta", 1e-5, "delta of the reported (epsilon, delta)-DP guarantee")
 	fl.Float64Var(&f.epochs, "epochs", 200, "epochs to train (an epoch is clients/sample rounds; fractions allowed)")
@@ -152,8 +154,12 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.linfClip != "scale" && f.linfClip != "clamp" {
+		return fmt.Errorf("linf-clip must be scale or clamp, got %q", f.linfClip)
+	}
 	cfg := training.Config{
-		Clients: f.clients, Sample: f.sample, Randomizer: f.randomizer, ClipNorm: f.clipNorm,
+		ClampLinf: f.linfClip == "clamp",
+		Clients:   f.clients, Sample: f.sample, Randomizer: f.randomizer, ClipNorm: f.clipNorm,
 		Clip: f.clip, Eps0: f.eps0, Delta: f.delta, Epochs: f.epochs, LR: sched, Seed: f.seed,
 		TargetEpsilon: f.targetEps, EvalEvery: f.evalEvery, ProjectRadius: f.project,
 		Workers: f.workers, CryptoNoise: f.cryptoNoise,
