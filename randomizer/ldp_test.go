@@ -158,3 +158,77 @@ func TestSamplerMatchesProbabilities(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputProbabilitiesGolden compares the realised output probabilities
+// of R_inf and R_1 with the paper's formulas evaluated by mpmath
+// (testdata/gen_golden.py): they may differ only by the 2^-64 rounding of
+// the thresholds (plus the float64 rounding of the probabilities).
+func TestOutputProbabilitiesGolden(t *testing.T) {
+	var g struct {
+		Cases []struct {
+			Name   string    `json:"name"`
+			Eps0   float64   `json:"eps0"`
+			Radius float64   `json:"radius"`
+			X      []float64 `json:"x"`
+			P      []float64 `json:"p"`
+		} `json:"output_probabilities"`
+	}
+	loadJSON(t, "testdata/golden.json", &g)
+	if len(g.Cases) == 0 {
+		t.Fatal("no golden cases")
+	}
+	for _, c := range g.Cases {
+		r, err := New(c.Name, Config{Eps0: c.Eps0, Dim: len(c.X), Radius: c.Radius})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := r.(Discrete)
+		p := make([]float64, d.NumOutputs())
+		if err := d.OutputProbabilities(c.X, p); err != nil {
+			t.Fatal(err)
+		}
+		if len(p) != len(c.P) {
+			t.Fatalf("%s: %d outputs, golden has %d", c.Name, len(p), len(c.P))
+		}
+		for i := range p {
+			if math.Abs(p[i]-c.P[i]) > 0x1p-62+1e-15*c.P[i] {
+				t.Errorf("%s eps0=%g x=%v: P[output %d] = %.17g, want %.17g", c.Name, c.Eps0, c.X, i, p[i], c.P[i])
+			}
+		}
+	}
+}
+
+// TestConcurrentRandomize runs one randomizer from several goroutines, each
+// with its own source (run with -race to check for shared state).
+func TestConcurrentRandomize(t *testing.T) {
+	for _, r := range allRandomizers(t, 16) {
+		x := make([]float64, r.Dim())
+		x[0] = 0.5
+		if r.Name() == "rr" || r.Name() == "krr" {
+			x[0] = 1 // categorical inputs
+		}
+		done := make(chan error, 4)
+		for g := range 4 {
+			go func() {
+				src := NewSeededSource(uint64(g))
+				sum := make([]float64, r.Dim())
+				for range 200 {
+					rep, err := r.Randomize(x, src)
+					if err == nil {
+						err = r.AddDecoded(rep, 1, sum)
+					}
+					if err != nil {
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+		}
+		for range 4 {
+			if err := <-done; err != nil {
+				t.Errorf("%s: %v", r.Name(), err)
+			}
+		}
+	}
+}

@@ -35,7 +35,9 @@ import (
 // E[Quan(z) | z] = Σ_j (|z_j|/||z||_1)·sign(z_j)·M√d·(||z||_1/(M√d))·e_j = z.
 //
 // So R_2 is eps0-LDP (Quan is post-processing) and unbiased, and its report
-// is log2(d)+1 bits. Its output probabilities are integrals over the sphere
+// is log2(d)+1 bits. Every decoded report has norm M√d, so
+// E||R_2(x) − x||² = M²d − ||x||² ≈ (π/2)·a²c²d² for large d
+// (M ≈ a·c·√(πd/2)). Its output probabilities are integrals over the sphere
 // with no closed form, so R2 does not implement Discrete; the tests check
 // unbiasedness and the likelihood ratio statistically.
 //

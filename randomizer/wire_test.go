@@ -240,3 +240,32 @@ func TestNewRejectsBadParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestWireVectors pins the byte layout of version 1 so that an accidental
+// change of the format is caught: header 0x13 (version 1, R_inf), then
+// j = 12345 in 15 bits and the sign bit (bit 15) little-endian.
+func TestWireVectors(t *testing.T) {
+	ri, _ := NewRInf(1, 26010, 1)
+	r1, _ := NewR1(1, 13000, 1)
+	krr, _ := NewKRR(1, 300)
+	rr, _ := NewBinaryRR(1, 1)
+	for _, tc := range []struct {
+		got  Report
+		want []byte
+	}{
+		{ri.Output(2*12345 + 1), []byte{0x13, 0x39, 0xb0}}, // 12345 = 0x3039, sign bit 15
+		{ri.Output(2 * 12345), []byte{0x13, 0x39, 0x30}},
+		{ri.Output(2*26009 + 1), []byte{0x13, 0x99, 0xe5}}, // 26009 = 0x6599
+		{r1.Output(2*16383 + 1), []byte{0x14, 0xff, 0x7f}}, // D = 16384: 14 index bits, sign bit 14
+		{krr.Output(299), []byte{0x12, 0x2b, 0x01}},
+		{rr.Output(1), []byte{0x11, 0x01}},
+	} {
+		if !bytes.Equal(tc.got, tc.want) {
+			t.Errorf("report %x, want %x", []byte(tc.got), tc.want)
+		}
+	}
+	j, neg, err := decodeIndexSign(Report{0x13, 0x39, 0xb0}, kindRInf, ri.ib, ri.d)
+	if err != nil || j != 12345 || !neg {
+		t.Errorf("decode: j=%d neg=%v err=%v", j, neg, err)
+	}
+}

@@ -72,4 +72,40 @@ def privunit_golden():
     return out
 
 
-print(json.dumps({"thresholds": thresholds, "r2_radius": r2, "privunit": privunit_golden()}, indent=1))
+def output_probabilities():
+    """Ideal output probabilities of R_inf and R_1 (spec §8) at fixed
+    inputs, from the formulas, for comparison with the realised ones (which
+    may differ by < 2^-63)."""
+    out = []
+    cases = [
+        ("rinf", 1.0, 1.0, [0.5, -1.0, 0.0, 0.25, 1.0]),
+        ("rinf", 3.0, 2.0, [1.5, -0.2, 2.0]),
+        ("r1", 1.0, 1.0, [0.5, -0.25, 0.0, 0.125, 0.1]),
+        ("r1", 2.5, 3.0, [0.0, -3.0, 0.0]),
+        ("r1", 0.7, 1.2, [0.3, 0.3, -0.3, 0.05, 0.0, 0.0, 0.0, 0.05, 0.1]),
+    ]
+    for name, eps0, a, x in cases:
+        e = exp(mpf(eps0))
+        b = (e - 1) / (e + 1)
+        a_ = mpf(a)
+        xs = [mpf(v) for v in x]
+        d = len(xs)
+        if name == "rinf":
+            coef = xs
+            n = d
+        else:
+            n = 1
+            while n < d:
+                n *= 2
+            xs = xs + [mpf(0)] * (n - d)
+            coef = [sum(xs[i] * (-1) ** bin(i & j).count("1") for i in range(n)) for j in range(n)]
+        probs = []
+        for j in range(n):
+            pp = (mpf(1) / 2 + coef[j] / (2 * a_) * b) / n
+            probs += [float(pp), float(mpf(1) / n - pp)]
+        out.append({"name": name, "eps0": eps0, "radius": a, "x": x, "p": probs})
+    return out
+
+
+print(json.dumps({"thresholds": thresholds, "r2_radius": r2, "privunit": privunit_golden(),
+                  "output_probabilities": output_probabilities()}, indent=1))
