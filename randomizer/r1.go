@@ -107,12 +107,16 @@ func (r *R1) AddDecoded(rep Report, scale float64, sum []float64) error {
 // negative reports on column j. It costs O(len(reps) + D log D) instead of
 // O(len(reps)·d). It validates every report before touching sum.
 func (r *R1) AddDecodedBatch(reps []Report, scale float64, sum []float64) error {
+	return addDecodedBatchR1(r, reps, scale, sum)
+}
+
+func addDecodedBatchR1[R ~[]byte](r *R1, reps []R, scale float64, sum []float64) error {
 	if len(sum) != r.d {
 		return fmt.Errorf("sum has length %d, want dim %d", len(sum), r.d)
 	}
 	v := make([]float64, r.D)
 	for i, rep := range reps {
-		j, neg, err := decodeIndexSign(rep, kindR1, r.ib, r.D)
+		j, neg, err := decodeIndexSign(Report(rep), kindR1, r.ib, r.D)
 		if err != nil {
 			return fmt.Errorf("report %d: %w", i, err)
 		}

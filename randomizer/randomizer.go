@@ -41,9 +41,10 @@ type Randomizer interface {
 	// E[Decode(Randomize(x))] = x. It rejects malformed reports.
 	Decode(rep Report) ([]float64, error)
 	// AddDecoded adds scale·Decode(rep) into sum (len(sum) == Dim()) without
-	// allocating; for sparse reports it costs O(1) (R_inf) or O(Dim) (R_1,
-	// R_2 dense columns are not built either). It rejects malformed reports
-	// and leaves sum untouched when it does.
+	// allocating: O(1) for the 1-sparse reports of R_inf and R_2, O(Dim)
+	// for R_1 (a ±Hadamard column, generated on the fly), k-RR, PrivUnit
+	// and Gaussian. It rejects malformed reports and leaves sum untouched
+	// when it does.
 	AddDecoded(rep Report, scale float64, sum []float64) error
 }
 
@@ -72,13 +73,16 @@ type Batcher interface {
 
 // AddDecodedAll adds scale·Σ Decode(rep) over reps into sum, using the
 // randomizer's batch path when it has one (R_1: one fast Walsh–Hadamard
-// transform of the signed column counts).
-func AddDecodedAll(r Randomizer, reps []Report, scale float64, sum []float64) error {
-	if b, ok := r.(Batcher); ok {
-		return b.AddDecodedBatch(reps, scale, sum)
+// transform of the signed column counts). reps may be []Report or the
+// [][]byte a shuffler returns. If a report is malformed it returns an error
+// naming its index; sum then holds the reports before it (the R_1 batch
+// path validates all reports first and leaves sum untouched).
+func AddDecodedAll[R ~[]byte](r Randomizer, reps []R, scale float64, sum []float64) error {
+	if r1, ok := r.(*R1); ok {
+		return addDecodedBatchR1(r1, reps, scale, sum)
 	}
 	for i, rep := range reps {
-		if err := r.AddDecoded(rep, scale, sum); err != nil {
+		if err := r.AddDecoded(Report(rep), scale, sum); err != nil {
 			return fmt.Errorf("report %d: %w", i, err)
 		}
 	}
