@@ -66,9 +66,9 @@ func stepsFigure(name, caption string, eps0, gamma float64, n int64) Figure {
 
 func clientsFigure(name, caption string, eps0 float64, k int64) Figure {
 	// The papers do not print the n range of panels (c); we span n from
-	// 10k to 1e5·k (gamma from 0.1 down to 1e-5).
+	// 100k to 1e5·k (gamma from 0.01 down to 1e-5).
 	return Figure{Name: name, Caption: caption, Axis: AxisClients, Eps0: eps0, Delta: paperDelta,
-		K: k, T: 100000, NMin: 10 * k, NMax: 100000 * k}
+		K: k, T: 100000, NMin: 100 * k, NMax: 100000 * k}
 }
 
 // List returns every figure panel, in paper order. Settings are those of
