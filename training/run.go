@@ -119,7 +119,7 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			if err != nil {
 				return err
 			}
-			rec.Epsilon, rec.RDPOrder = &eps, &order
+			rec.Epsilon, rec.RDPOrder = &eps, finiteOrNil(order) // no order before round 1
 		}
 		lossSum, lossRounds, trainTime, updatesAtEval = 0, 0, 0, t.updates
 		evaluated = true
