@@ -1,0 +1,373 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/spf13/cobra"
+)
+
+// accountRequest holds the parsed flags of `shuffledp account`.
+type accountRequest struct {
+	Mechanism string
+	// Bound is the --bound flag; "all" asks for every bound side by side.
+	Bound  string
+	N, K   int64
+	Rate   float64 // --rate (sampling probability for check-in mechanisms); 0 if not given
+	Eps0   float64
+	Sigma  float64 // --sigma (Gaussian mechanisms); 0 if not given
+	Steps  int64
+	Delta  float64
+	Orders []float64 // the RDP order grid (default grid unless --orders)
+	// Given reports whether a flag was set on the command line.
+	Given func(flag string) bool
+}
+
+// accountRow is one line of `account` output: an (epsilon, delta) statement
+// from one bound.
+type accountRow struct {
+	Bound      string  `json:"bound"`
+	Winner     string  `json:"winning_bound,omitempty"`
+	Epsilon    float64 `json:"epsilon"`
+	Delta      float64 `json:"delta"`
+	Order      float64 `json:"order,omitempty"` // 0 for bounds not derived from RDP
+	Lower      bool    `json:"lower_bound"`
+	AtGridEdge bool    `json:"at_grid_edge,omitempty"`
+	Conversion string  `json:"conversion,omitempty"`
+	Note       string  `json:"note,omitempty"`
+}
+
+// Extension hooks. Other files of this package register in init():
+//
+//   - accountMechanisms[name] answers --mechanism name; it returns one row for
+//     req.Bound, or every applicable row when req.Bound == "all". The shuffle
+//     Gaussian mechanisms register here (account_gaussian.go).
+//   - accountExtraBounds[name] adds a --bound for the LDP shuffle mechanisms
+//     ("shuffle", "subsampled-shuffle"); it returns an error wrapping
+//     errNotApplicable when it does not apply to the request (then "all"
+//     skips it). The approximate-DP baselines register here
+//     (account_baselines.go).
+var (
+	accountMechanisms  = map[string]func(req accountRequest) ([]accountRow, error){}
+	accountExtraBounds = map[string]func(req accountRequest) (accountRow, error){}
+	errNotApplicable   = errors.New("bound does not apply to this mechanism")
+)
+
+func init() {
+	accountMechanisms[accounting.MechanismShuffle] = accountLDPShuffle
+	accountMechanisms[accounting.MechanismSubsampledShuffle] = accountLDPShuffle
+	rootCmd.AddCommand(newAccountCmd())
+}
+
+// countFlag is an integer flag that also accepts exact float notation such
+// as 1e6.
+type countFlag struct{ v *int64 }
+
+func (f countFlag) String() string { return strconv.FormatInt(*f.v, 10) }
+func (f countFlag) Type() string   { return "int" }
+func (f countFlag) Set(s string) error {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*f.v = i
+		return nil
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || x != math.Trunc(x) || math.Abs(x) > 1<<62 {
+		return fmt.Errorf("%q is not an integer", s)
+	}
+	*f.v = int64(x)
+	return nil
+}
+
+func newAccountCmd() *cobra.Command {
+	var (
+		req        accountRequest
+		ordersSpec string
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "account",
+		Short: "Bound the (epsilon, delta) spent by rounds of the (subsampled) shuffle model",
+		Long: `account composes a per-round Rényi-DP bound over --steps rounds and converts it
+to (epsilon, delta)-DP (the smaller of the Canonne-Kamath-Steinke and Mironov
+conversions, at the best order of the grid).
+
+Mechanisms:
+  subsampled-shuffle  k of n clients sampled per round, eps0-LDP reports, shuffled
+  shuffle             all n clients report, shuffled (--k is ignored)
+` + accountMechanismHelp() + `
+Bounds for the LDP mechanisms (RDP unless noted):
+  neurips21-upper  NeurIPS'21 Thm 1 (integer orders)
+  neurips21-lower  NeurIPS'21 Thm 2: a LOWER bound (exact for binary RR), not a guarantee
+  ccs21-upper1     CCS'21 Thm 3.1 (at n := k for the subsampled mechanism)
+  ccs21-upper2     CCS'21 Thm 3.3 (at n := k for the subsampled mechanism)
+  ccs21-lower      CCS'21 Thm 3.4: a LOWER bound, --mechanism shuffle only
+  ccs21+wbk19      CCS'21 Thm 3.1 at n := k, subsampled with WBK19 Thm 9
+  pure-dp          eps0-DP amplified by subsampling, as RDP
+  best             at every order the smallest valid upper bound (default)
+  all              every bound side by side (the default without --json)
+` + accountExtraBoundHelp() + `
+With no flags it shows the NeurIPS'21 Fig. 2a setting: n=1e6, k=1000, eps0=2,
+T=1e5, delta=1e-8, every bound side by side.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req.Given = func(name string) bool { return cmd.Flags().Changed(name) }
+			if !req.Given("bound") && !asJSON {
+				req.Bound = "all"
+			}
+			orders, err := accounting.ParseOrders(ordersSpec)
+			if err != nil {
+				return fmt.Errorf("--orders: %w", err)
+			}
+			req.Orders = orders
+			if err := validateAccountRequest(req); err != nil {
+				return err
+			}
+			h, ok := accountMechanisms[req.Mechanism]
+			if !ok {
+				return fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(sortedKeys(accountMechanisms), ", "), req.Mechanism)
+			}
+			rows, err := h(req)
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if err := checkRow(r); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeAccountJSON(cmd.OutOrStdout(), req, rows)
+			}
+			writeAccountTable(cmd.OutOrStdout(), req, rows)
+			for _, r := range rows {
+				if r.AtGridEdge {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: the optimal order %g is at the edge of the grid; widen --orders\n", r.Bound, r.Order)
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Mechanism, "mechanism", accounting.MechanismSubsampledShuffle, "mechanism: "+strings.Join(sortedKeys(accountMechanisms), "|"))
+	f.StringVar(&req.Bound, "bound", accounting.BoundBest, "bound to report (see above)")
+	req.N, req.K, req.Steps = 1000000, 1000, 100000
+	f.Var(countFlag{&req.N}, "n", "number of clients n (1e6 notation accepted)")
+	f.Var(countFlag{&req.K}, "k", "clients sampled per round k")
+	f.Float64Var(&req.Rate, "rate", 0, "check-in / Poisson sampling rate (Gaussian mechanisms)")
+	f.Float64Var(&req.Eps0, "eps0", 2, "LDP parameter eps0 of each client's randomizer")
+	f.Float64Var(&req.Sigma, "sigma", 0, "noise multiplier sigma (Gaussian mechanisms)")
+	f.Var(countFlag{&req.Steps}, "steps", "number of rounds T")
+	f.Float64Var(&req.Delta, "delta", 1e-8, "target delta in (0,1)")
+	f.StringVar(&ordersSpec, "orders", "", `Rényi orders: "lo:hi" (every integer), a comma list, or empty for the default grid`)
+	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+func accountMechanismHelp() string {
+	return `  (more mechanisms may be registered; see --mechanism)`
+}
+
+func accountExtraBoundHelp() string {
+	if len(accountExtraBounds) == 0 {
+		return ""
+	}
+	return "Approximate-DP baselines: " + strings.Join(sortedKeys(accountExtraBounds), ", ") + "\n"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	k := make([]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func validateAccountRequest(req accountRequest) error {
+	switch {
+	case req.N < 1:
+		return fmt.Errorf("--n must be >= 1, got %d", req.N)
+	case req.Steps < 0:
+		return fmt.Errorf("--steps must be >= 0, got %d", req.Steps)
+	case !(req.Delta > 0 && req.Delta < 1):
+		return fmt.Errorf("--delta must be in (0,1), got %g", req.Delta)
+	case math.IsNaN(req.Eps0) || math.IsInf(req.Eps0, 0) || req.Eps0 < 0:
+		return fmt.Errorf("--eps0 must be a finite number >= 0, got %g", req.Eps0)
+	}
+	return nil
+}
+
+// checkRow refuses to print a row that is not a valid statement.
+func checkRow(r accountRow) error {
+	if math.IsNaN(r.Epsilon) || math.IsInf(r.Epsilon, 0) || r.Epsilon < 0 {
+		return fmt.Errorf("%s: internal error: epsilon %g is not a finite non-negative number", r.Bound, r.Epsilon)
+	}
+	return nil
+}
+
+// accountLDPShuffle handles --mechanism shuffle and subsampled-shuffle.
+func accountLDPShuffle(req accountRequest) ([]accountRow, error) {
+	k := req.K
+	if req.Mechanism == accounting.MechanismShuffle {
+		if req.Given("k") && req.K != req.N {
+			return nil, fmt.Errorf("--k is not used by --mechanism shuffle (all n clients report); omit it")
+		}
+		k = req.N
+	}
+	if k < 1 || k > req.N {
+		return nil, fmt.Errorf("--k must satisfy 1 <= k <= n (n=%d), got %d", req.N, k)
+	}
+	if req.Bound != "all" {
+		if h, ok := accountExtraBounds[req.Bound]; ok {
+			r, err := h(req)
+			if err != nil {
+				return nil, err
+			}
+			return []accountRow{r}, nil
+		}
+		r, err := rdpRow(req, req.Bound, k)
+		if err != nil {
+			return nil, err
+		}
+		return []accountRow{r}, nil
+	}
+	var rows []accountRow
+	for _, b := range accounting.BoundNames() {
+		if req.Mechanism == accounting.MechanismSubsampledShuffle && b == accounting.BoundCCS21Lower {
+			continue
+		}
+		r, err := rdpRow(req, b, k)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	for _, b := range sortedKeys(accountExtraBounds) {
+		r, err := accountExtraBounds[b](req)
+		if errors.Is(err, errNotApplicable) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// rdpRow composes one RDP bound over req.Steps rounds.
+func rdpRow(req accountRequest, bound string, k int64) (accountRow, error) {
+	curve, err := accounting.NewBound(req.Mechanism, bound, req.N, k, req.Eps0)
+	if err != nil {
+		return accountRow{}, err
+	}
+	row := accountRow{Bound: bound, Delta: req.Delta, Lower: accounting.IsLower(curve)}
+	if req.Steps == 0 {
+		row.Note = "no rounds: nothing spent"
+		return row, nil
+	}
+	acct, err := accounting.NewAccountant(req.Orders)
+	if err != nil {
+		return accountRow{}, err
+	}
+	if err := acct.Compose64(curve, req.Steps); err != nil {
+		return accountRow{}, fmt.Errorf("%s: %w", bound, err)
+	}
+	g, err := acct.Epsilon(req.Delta)
+	if err != nil {
+		return accountRow{}, fmt.Errorf("%s: %w", bound, err)
+	}
+	row.Epsilon, row.Order, row.AtGridEdge, row.Conversion = g.Epsilon, g.Order, g.AtGridEdge, g.Conversion
+	if b, ok := curve.(*accounting.BestCurve); ok {
+		_, row.Winner, _ = b.RDPWinner(g.Order)
+	}
+	if row.Lower {
+		row.Note = "lower bound: no guarantee"
+	}
+	return row, nil
+}
+
+func writeAccountJSON(w io.Writer, req accountRequest, rows []accountRow) error {
+	type out struct {
+		accountRow
+		Mechanism string       `json:"mechanism"`
+		N         int64        `json:"n"`
+		K         int64        `json:"k,omitempty"`
+		Eps0      float64      `json:"eps0,omitempty"`
+		Sigma     float64      `json:"sigma,omitempty"`
+		Steps     int64        `json:"steps"`
+		All       []accountRow `json:"all,omitempty"`
+		Warnings  []string     `json:"warnings,omitempty"`
+	}
+	o := out{Mechanism: req.Mechanism, N: req.N, K: req.K, Eps0: req.Eps0, Sigma: req.Sigma, Steps: req.Steps}
+	if req.Mechanism == accounting.MechanismShuffle {
+		o.K = req.N
+	}
+	main := rows[0]
+	if len(rows) > 1 {
+		o.All = rows
+		for _, r := range rows {
+			if r.Bound == accounting.BoundBest {
+				main = r
+			}
+		}
+	}
+	o.accountRow = main
+	for _, r := range rows {
+		if r.AtGridEdge {
+			o.Warnings = append(o.Warnings, fmt.Sprintf("%s: optimal order %g is at the edge of the grid", r.Bound, r.Order))
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(o)
+}
+
+func writeAccountTable(w io.Writer, req accountRequest, rows []accountRow) {
+	k := req.K
+	if req.Mechanism == accounting.MechanismShuffle {
+		k = req.N
+	}
+	fmt.Fprintf(w, "mechanism=%s n=%d", req.Mechanism, req.N)
+	if req.Mechanism == accounting.MechanismSubsampledShuffle || req.Given("k") {
+		fmt.Fprintf(w, " k=%d", k)
+	}
+	if req.Given("rate") {
+		fmt.Fprintf(w, " rate=%g", req.Rate)
+	}
+	if req.Given("sigma") {
+		fmt.Fprintf(w, " sigma=%g", req.Sigma)
+	} else {
+		fmt.Fprintf(w, " eps0=%g", req.Eps0)
+	}
+	fmt.Fprintf(w, " steps=%d delta=%g\n\n", req.Steps, req.Delta)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "bound\tepsilon\torder\tkind\tnote")
+	for _, r := range rows {
+		kind := "upper"
+		if r.Lower {
+			kind = "LOWER"
+		}
+		order := "-"
+		if r.Order > 0 {
+			order = strconv.FormatFloat(r.Order, 'g', -1, 64)
+			if r.AtGridEdge {
+				order += " (edge)"
+			}
+		}
+		note := r.Note
+		if r.Winner != "" {
+			note = strings.TrimSpace("won by " + r.Winner + " " + note)
+		}
+		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%s\t%s\n", r.Bound, r.Epsilon, order, kind, note)
+	}
+	tw.Flush()
+}
