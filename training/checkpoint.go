@@ -158,13 +158,14 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 	case st.Round < 0 || st.LedgerRounds < st.Round:
 		return fmt.Errorf("resume: inconsistent checkpoint (round %d, ledger rounds %d)", st.Round, st.LedgerRounds)
 	}
+	if err := t.ledger.reset(st.LedgerRounds); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
 	if err := t.master.UnmarshalBinary(st.RNG); err != nil {
 		return fmt.Errorf("resume: generator state: %w", err)
 	}
 	copy(t.model.Params(), st.Params)
 	t.round = st.Round
-	t.ledger.rounds = st.LedgerRounds
-	t.ledger.cachedRounds = -1
 	return nil
 }
 

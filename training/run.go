@@ -25,6 +25,14 @@ type Record struct {
 	Epsilon  *float64 `json:"epsilon"`
 	Delta    float64  `json:"delta"`
 	RDPOrder *float64 `json:"rdp_order,omitempty"`
+	// OrderAtGridEdge warns that the best order was at the edge of the
+	// accountant's order grid (a wider grid might give a smaller epsilon).
+	OrderAtGridEdge bool `json:"rdp_order_at_grid_edge,omitempty"`
+	// Bound names the RDP bound composed every round.
+	Bound string `json:"bound,omitempty"`
+	// BoundWinner names the component of the best bound that attains it
+	// at RDPOrder.
+	BoundWinner string `json:"bound_winner,omitempty"`
 	// LR is the learning rate of the last round.
 	LR float64 `json:"lr"`
 	// WallSeconds is the wall time since this process started training
@@ -115,11 +123,13 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			rec.ClientUpdatesPerSec = float64(t.updates-updatesAtEval) / trainTime.Seconds()
 		}
 		if t.ledger.Private() {
-			eps, order, err := t.ledger.Epsilon()
+			g, err := t.ledger.Epsilon()
 			if err != nil {
 				return err
 			}
-			rec.Epsilon, rec.RDPOrder = &eps, finiteOrNil(order) // no order before round 1
+			rec.Epsilon, rec.RDPOrder = &g.Epsilon, finiteOrNil(g.Order) // no order before round 1
+			rec.OrderAtGridEdge, rec.Bound = g.AtGridEdge, t.ledger.Bound()
+			rec.BoundWinner = t.ledger.Winner(g.Order)
 		}
 		lossSum, lossRounds, trainTime, updatesAtEval = 0, 0, 0, t.updates
 		evaluated = true

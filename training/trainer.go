@@ -254,7 +254,9 @@ func (t *Trainer) Step() (RoundStats, error) {
 	if t.cfg.ProjectRadius > 0 {
 		projectL2(params, t.cfg.ProjectRadius)
 	}
-	t.ledger.ComposeRound()
+	if err := t.ledger.ComposeRound(); err != nil {
+		return RoundStats{}, err
+	}
 	t.round++
 	t.updates += int64(k)
 	return RoundStats{Round: t.round, Epoch: epoch, LR: lr, Loss: loss / float64(k), Duration: time.Since(start)}, nil
