@@ -15,7 +15,7 @@ func allRandomizers(t testing.TB, d int) []Randomizer {
 		switch name {
 		case "rr":
 			dim = 1
-		case "krr":
+		case "krr", "privunit":
 			dim = max(d, 2)
 		}
 		r, err := New(name, Config{Eps0: 1.5, Dim: dim, Radius: 1, Sigma: 1})
