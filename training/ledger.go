@@ -45,7 +45,9 @@ func NewLedger(cfg Config) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("privacy accounting: %w", err)
 	}
-	l.curve = curve
+	if l.curve, err = tabulate(curve); err != nil {
+		return nil, fmt.Errorf("privacy accounting: %w", err)
+	}
 	if err := l.reset(0); err != nil {
 		return nil, err
 	}
@@ -96,7 +98,11 @@ func (l *Ledger) Bound() string {
 // Winner names the component bound that attains the `best` curve at order
 // ("" when the curve is not a best curve or order is not usable).
 func (l *Ledger) Winner(order float64) string {
-	b, ok := l.curve.(*accounting.BestCurve)
+	t, ok := l.curve.(*tabulatedCurve)
+	if !ok {
+		return ""
+	}
+	b, ok := t.src.(*accounting.BestCurve)
 	if !ok || math.IsNaN(order) {
 		return ""
 	}
