@@ -37,6 +37,7 @@ type Accountant struct {
 	total  []float64 // +Inf marks an unusable order
 	cache  map[RDP][]float64
 	events []Event
+	last   RDP   // the curve of the last event, to merge repeated compositions
 	lower  *bool // nil until the first composition; then whether curves are lower bounds
 }
 
@@ -150,11 +151,12 @@ func (a *Accountant) Compose64(m RDP, count int64) error {
 	for i := range a.total {
 		a.total[i] += c * v[i]
 	}
-	if n := len(a.events); n > 0 && a.events[n-1].Name == m.Name() {
+	if n := len(a.events); n > 0 && a.last != nil && sameCurve(a.last, m) {
 		a.events[n-1].Count += count
 	} else {
 		a.events = append(a.events, Event{Name: m.Name(), Count: count})
 	}
+	a.last = m
 	return nil
 }
 
@@ -229,3 +231,9 @@ func (a *Accountant) Delta(epsilon float64) (Guarantee, error) {
 }
 
 func isUnsupported(err error) bool { return errors.Is(err, ErrOrderUnsupported) }
+
+// sameCurve reports whether a and b are the same comparable curve value.
+func sameCurve(a, b RDP) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
+}

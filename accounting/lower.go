@@ -19,8 +19,11 @@ import (
 // E[(1 + gamma (L(m) - 1))^lambda] with the likelihood ratio
 // L(m) = (e^eps0 - e^-eps0) m/k + e^-eps0 > 0, so it is evaluated as a sum of
 // positive terms over m in log space: no central moment is formed and
-// nothing cancels, for k up to 1e9. The summand is log-concave in m; the sum
-// runs outward from its maximum until terms fall 80 nats below it (dropping
+// nothing cancels, for k up to 1e9: with Y = gamma (L(m) - 1), the bound is
+// log(1 + E[(1+Y)^lambda - 1 - lambda Y])/(lambda-1), and every summand
+// pmf(m) ((1+Y)^lambda - 1 - lambda Y) is non-negative, so even values near
+// 1e-12 keep full relative precision. The sum runs over the m where one of
+// two log-concave envelopes is within 80 nats of its maximum (dropping
 // terms only lowers a lower bound).
 //
 // This is a lower bound: it says how tight the upper bounds are, it is not a
@@ -64,50 +67,114 @@ func (b *binaryRRLower) RDP(order float64) (float64, error) {
 	logQ := -logmath.Log1pExp(-e0) // log e^eps0/(e^eps0+1)
 	slope := (math.Exp(e0) - math.Exp(-e0)) / k
 	base := math.Exp(-e0) - 1 // L(m) - 1 = slope*m + base
-	term := func(m float64) float64 {
-		lpmf := logmath.LogBinom(k, m) + m*logP + (k-m)*logQ
-		return lpmf + order*math.Log1p(gamma*(slope*m+base))
+	y := func(m float64) float64 { return gamma * (slope*m + base) }
+	logPMF := func(m float64) float64 { return logmath.LogBinom(k, m) + m*logP + (k-m)*logQ }
+	// Two log-concave envelopes of the summand pmf(m) f(Y_m):
+	// pmf(m) (1+Y_m)^lambda and pmf(m) itself, since 0 <= f(Y) <= (1+Y)^lambda + lambda|Y|.
+	tilted := func(m float64) float64 { return logPMF(m) + order*math.Log1p(y(m)) }
+	var s lse = newLSE()
+	var done [][2]float64
+	for _, env := range []func(float64) float64{tilted, logPMF} {
+		a, b := cutoffInterval(env, k, lowerCutoff)
+		// Skip what an earlier interval already summed.
+		for _, d := range done {
+			if a >= d[0] && a <= d[1] {
+				a = d[1] + 1
+			}
+			if b >= d[0] && b <= d[1] {
+				b = d[0] - 1
+			}
+		}
+		for m := a; m <= b; m++ {
+			s.add(logPMF(m) + logRemainder(y(m), order))
+		}
+		if a <= b {
+			done = append(done, [2]float64{a, b})
+		}
 	}
-	// Integer ternary search for the maximum of the log-concave summand.
+	v := logmath.Log1pExp(s.value()) / (order - 1)
+	return v, nil
+}
+
+// lowerCutoff: terms more than this many nats below an envelope's maximum
+// are not summed (dropping them only lowers a lower bound).
+const lowerCutoff = 80
+
+// cutoffInterval returns the integer interval [a, b] of 0..k on which the
+// log-concave function env is within cut of its maximum, by ternary search
+// for the maximum and binary search for the two ends.
+func cutoffInterval(env func(float64) float64, k, cut float64) (float64, float64) {
 	lo, hi := 0.0, k
 	for hi-lo > 2 {
 		m1 := math.Floor(lo + (hi-lo)/3)
 		m2 := math.Ceil(hi - (hi-lo)/3)
-		if m1 == m2 {
-			m2++
+		if m1 >= m2 {
+			break
 		}
-		if term(m1) < term(m2) {
+		if env(m1) < env(m2) {
 			lo = m1 + 1
 		} else {
 			hi = m2 - 1
 		}
 	}
-	mode, tmax := lo, term(lo)
+	mode, top := lo, env(lo)
 	for m := lo + 1; m <= hi; m++ {
-		if t := term(m); t > tmax {
-			mode, tmax = m, t
+		if t := env(m); t > top {
+			mode, top = m, t
 		}
 	}
-	s := newLSE()
-	s.add(tmax)
-	const cutoff = 80
-	for m := mode + 1; m <= k; m++ {
-		t := term(m)
-		s.add(t)
-		if t < tmax-cutoff {
-			break
+	thr := top - cut
+	// Largest b >= mode with env(b) >= thr.
+	l, r := mode, k
+	for l < r {
+		mid := math.Ceil((l + r) / 2)
+		if env(mid) >= thr {
+			l = mid
+		} else {
+			r = mid - 1
 		}
 	}
-	for m := mode - 1; m >= 0; m-- {
-		t := term(m)
-		s.add(t)
-		if t < tmax-cutoff {
-			break
+	b := l
+	l, r = 0, mode
+	for l < r {
+		mid := math.Floor((l + r) / 2)
+		if env(mid) >= thr {
+			r = mid
+		} else {
+			l = mid + 1
 		}
 	}
-	v := s.value() / (order - 1)
-	if v < 0 { // E[L^lambda] >= 1 by Jensen; guard rounding
-		v = 0
+	return l, b
+}
+
+// logRemainder returns log((1+y)^lambda - 1 - lambda y) for y > -1, which is
+// >= 0 by Bernoulli's inequality. For |lambda y| < 0.01 it sums the binomial
+// series sum_{j>=2} C(lambda,j) y^j (no cancellation); otherwise it uses
+// expm1, losing at most a factor 2/(lambda|y|) <= 200 ulps.
+func logRemainder(y, lambda float64) float64 {
+	if y == 0 {
+		return math.Inf(-1)
 	}
-	return v, nil
+	if math.Abs(lambda*y) < 0.01 {
+		sum, term := 0.0, 1.0
+		for j := 1.0; j <= 40 && j <= lambda; j++ {
+			term *= (lambda - j + 1) / j * y
+			if j >= 2 {
+				sum += term
+			}
+		}
+		if sum <= 0 {
+			return math.Inf(-1)
+		}
+		return math.Log(sum)
+	}
+	u := lambda * math.Log1p(y)
+	if u > 30 {
+		return u + math.Log1p(-math.Exp(-u)*(1+lambda*y))
+	}
+	f := math.Expm1(u) - lambda*y
+	if f <= 0 {
+		return math.Inf(-1)
+	}
+	return math.Log(f)
 }
