@@ -33,6 +33,8 @@ func style(label string, i int) (color.Color, []vg.Length) {
 		return color.RGBA{R: 200, B: 200, A: 255}, []vg.Length{vg.Points(2), vg.Points(2)}
 	case BestLabel:
 		return color.RGBA{G: 150, A: 255}, []vg.Length{vg.Points(6), vg.Points(3)}
+	case "rdp-best":
+		return color.RGBA{R: 230, G: 140, A: 255}, []vg.Length{vg.Points(1), vg.Points(3)}
 	}
 	palette := []color.Color{
 		color.RGBA{R: 230, G: 140, A: 255}, color.RGBA{G: 160, B: 160, A: 255},
@@ -55,10 +57,15 @@ func (d Data) Plot() (*plot.Plot, error) {
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = vg.Points(48) // inside the data area, clear of the y axis
-	p.Legend.YOffs = -vg.Points(24)
+	// Lines rise with T and fall with n, so the emptiest corner is bottom
+	// right for eps-vs-T panels and bottom left for eps-vs-n panels.
+	p.Legend.Top = false
+	p.Legend.Left = d.Figure.Axis == AxisClients
+	p.Legend.XOffs = -vg.Points(8)
+	if p.Legend.Left {
+		p.Legend.XOffs = vg.Points(48)
+	}
+	p.Legend.YOffs = vg.Points(4)
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	drawn := 0
 	for i, s := range d.Series {

@@ -133,9 +133,8 @@ func runRatios(cmd *cobra.Command, bounds []figures.Bound, csvPath string) error
 	return nil
 }
 
-// figureBounds lists the lines drawn in every figure: the approximate-DP
-// baselines (the RDP bounds of package accounting join them once that
-// package lands).
+// figureBounds lists the lines drawn in every figure: the RDP bounds of the
+// accountant (figures.RDPBounds) and the approximate-DP baselines.
 func figureBounds() []figures.Bound {
-	return []figures.Bound{figures.NewFMT20KOV15(), figures.NewFMT20AnalyticKOV15()}
+	return append(figures.RDPBounds(), figures.NewFMT20KOV15(), figures.NewFMT20AnalyticKOV15())
 }
