@@ -3,6 +3,8 @@ package accounting
 import (
 	"fmt"
 	"math"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
 // Bound names, stable: the CLI and scripts depend on them.
@@ -30,6 +32,9 @@ func PureDP(n, k int64, eps0 float64) (RDP, error) {
 	}
 	gamma := float64(k) / float64(n)
 	e := math.Log1p(gamma * math.Expm1(eps0))
+	if eps0 > 30 { // log(1 - gamma + gamma e^eps0) without overflow
+		e = logmath.LogAddExp(math.Log1p(-gamma), math.Log(gamma)+eps0)
+	}
 	return &pureDP{eps: e}, nil
 }
 
@@ -40,7 +45,7 @@ func (p *pureDP) RDP(order float64) (float64, error) {
 	if err := checkOrder(order, false); err != nil {
 		return 0, err
 	}
-	return conservative(math.Min(p.eps, order*p.eps*p.eps/2)), nil
+	return finite(conservative(math.Min(p.eps, order*p.eps*p.eps/2)), order, p.Name())
 }
 
 // BestCurve is the pointwise minimum of several valid upper bounds: at every

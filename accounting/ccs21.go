@@ -47,7 +47,7 @@ func (b *ccs21Upper1) RDP(order float64) (float64, error) {
 		return 0, fmt.Errorf("order %g exceeds %d: %w", order, maxIntegerOrder, ErrOrderUnsupported)
 	}
 	if order == math.Trunc(order) {
-		return b.integer(int(order)), nil
+		return finite(b.integer(int(order)), order, b.Name())
 	}
 	lo := math.Floor(order)
 	hi := lo + 1
@@ -57,7 +57,7 @@ func (b *ccs21Upper1) RDP(order float64) (float64, error) {
 	}
 	yhi := (hi - 1) * b.integer(int(hi))
 	y := ylo + (order-lo)*(yhi-ylo)
-	return conservative(y / (order - 1)), nil
+	return finite(conservative(y/(order-1)), order, b.Name())
 }
 
 // integer evaluates the theorem at integer lam >= 2.
@@ -156,5 +156,5 @@ func (b *ccs21Upper2) RDP(order float64) (float64, error) {
 	if v < 0 {
 		v = 0
 	}
-	return conservative(v), nil
+	return finite(conservative(v), order, b.Name())
 }

@@ -92,8 +92,7 @@ func (b *binaryRRLower) RDP(order float64) (float64, error) {
 			done = append(done, [2]float64{a, b})
 		}
 	}
-	v := logmath.Log1pExp(s.value()) / (order - 1)
-	return v, nil
+	return finite(logmath.Log1pExp(s.value())/(order-1), order, b.name)
 }
 
 // lowerCutoff: terms more than this many nats below an envelope's maximum

@@ -73,7 +73,7 @@ func (b *neurips21Upper) RDP(order float64) (float64, error) {
 	for j := 2; j <= lam; j++ {
 		s.add(lf.binom(lam, j) + float64(j)*logA + tail)
 	}
-	return rdpFromLogSum(s.value(), order), nil
+	return finite(rdpFromLogSum(s.value(), order), order, b.Name())
 }
 
 // maxIntegerOrder caps integer orders for the moment bounds (a sum of

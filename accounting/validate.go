@@ -83,3 +83,13 @@ func rdpFromLogSum(logS, order float64) float64 {
 	v := logmathLog1pExp(logS) / (order - 1)
 	return conservative(v)
 }
+
+// finite returns v, or an error wrapping ErrOrderUnsupported when v
+// overflowed: the bound is vacuous there (larger than any float64), which
+// the Accountant treats as an unusable order rather than a result.
+func finite(v, order float64, name string) (float64, error) {
+	if math.IsInf(v, 1) || math.IsNaN(v) {
+		return 0, fmt.Errorf("%s at order %g overflows (vacuous): %w", name, order, ErrOrderUnsupported)
+	}
+	return v, nil
+}

@@ -106,7 +106,7 @@ func (b *wbk19) RDP(order float64) (float64, error) {
 		fj := float64(j)
 		s.add(fj*logGamma + lf.binom(lam, j) + (fj-1)*eps[j] + math.Min(math.Ln2, fj*logEm1Inf))
 	}
-	return rdpFromLogSum(s.value(), order), nil
+	return finite(rdpFromLogSum(s.value(), order), order, b.Name())
 }
 
 // logExpm1OrInf is log(e^x - 1), -Inf at x = 0.
