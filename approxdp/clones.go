@@ -210,10 +210,7 @@ func (mx cloneMixture) delta(eps0, eps, stopAbove float64, stopOnLower bool) Int
 			l, h = t.logDivergence(mx.start[i+1])
 		}
 	}
-	if hi > 1 {
-		hi = 1
-	}
-	return Interval{Lower: roundDown(lo, 1e-10), Upper: roundUp(hi, 1e-10)}
+	return Interval{Lower: roundDown(lo, 1e-10), Upper: math.Min(roundUp(hi, 1e-10), 1)}
 }
 
 // NumericalDelta returns bounds on the delta that the FMT20 clones analysis

@@ -33,7 +33,11 @@ func KOV15Epsilon(eps float64, steps int64, deltaTilde float64) (float64, error)
 	b1 := t * eps
 	b2 := head + eps*math.Sqrt(2*t*math.Log(math.E+math.Sqrt(t)*eps/deltaTilde))
 	b3 := head + eps*math.Sqrt(2*t*-math.Log(deltaTilde))
-	return roundUp(math.Min(b1, math.Min(b2, b3)), 1e-14), nil
+	e := roundUp(math.Min(b1, math.Min(b2, b3)), 1e-14)
+	if math.IsInf(e, 0) || math.IsNaN(e) {
+		return 0, fmt.Errorf("composed epsilon overflows float64 (eps=%g, steps=%d)", eps, steps)
+	}
+	return e, nil
 }
 
 // KOV15Delta returns the total delta 1 - (1-deltaStep)^T (1-deltaTilde) of
