@@ -2,6 +2,7 @@ package figures
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/shuffledp/shuffledp/accounting"
 )
@@ -9,9 +10,24 @@ import (
 // RDPBound is a line computed by the Rényi-DP accountant (package
 // accounting): the named per-round RDP curve of the subsampled shuffle
 // model, composed over T rounds and converted to (eps, delta) at the best
-// order of the default grid.
+// order of the default grid. Curve values are memoised per (n, k, eps0), so
+// a sweep over T evaluates each curve once.
 type RDPBound struct {
 	name string
+
+	mu     sync.Mutex
+	curves map[curveSetting]*memoRDP
+}
+
+type curveSetting struct {
+	n, k int64
+	eps0 float64
+}
+
+// NewRDPBound returns the line for one bound name of package accounting
+// (accounting.BoundNames).
+func NewRDPBound(name string) *RDPBound {
+	return &RDPBound{name: name, curves: map[curveSetting]*memoRDP{}}
 }
 
 // RDPBounds returns the accountant's lines of the papers' figures:
@@ -20,16 +36,16 @@ type RDPBound struct {
 // accountant's own best (the minimum over its upper bounds at every order).
 func RDPBounds() []Bound {
 	return []Bound{
-		RDPBound{accounting.BoundNeurIPS21Upper},
-		RDPBound{accounting.BoundNeurIPS21Lower},
-		RDPBound{accounting.BoundCCS21WBK19},
-		RDPBound{accounting.BoundBest},
+		NewRDPBound(accounting.BoundNeurIPS21Upper),
+		NewRDPBound(accounting.BoundNeurIPS21Lower),
+		NewRDPBound(accounting.BoundCCS21WBK19),
+		NewRDPBound(accounting.BoundBest),
 	}
 }
 
 // Label implements Bound. The accountant's best is labelled "rdp-best" so
 // that it is not confused with the figure's overall best line.
-func (b RDPBound) Label() string {
+func (b *RDPBound) Label() string {
 	if b.name == accounting.BoundBest {
 		return "rdp-best"
 	}
@@ -37,11 +53,11 @@ func (b RDPBound) Label() string {
 }
 
 // Upper implements Bound.
-func (b RDPBound) Upper() bool { return b.name != accounting.BoundNeurIPS21Lower }
+func (b *RDPBound) Upper() bool { return b.name != accounting.BoundNeurIPS21Lower }
 
 // Epsilon implements Bound.
-func (b RDPBound) Epsilon(s Setting) (float64, error) {
-	curve, err := accounting.NewBound(accounting.MechanismSubsampledShuffle, b.name, s.N, s.K, s.Eps0)
+func (b *RDPBound) Epsilon(s Setting) (float64, error) {
+	curve, err := b.curve(s)
 	if err != nil {
 		return 0, err
 	}
@@ -60,4 +76,51 @@ func (b RDPBound) Epsilon(s Setting) (float64, error) {
 		return 0, fmt.Errorf("%s: %w", b.name, err)
 	}
 	return g.Epsilon, nil
+}
+
+func (b *RDPBound) curve(s Setting) (*memoRDP, error) {
+	key := curveSetting{s.N, s.K, s.Eps0}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c, ok := b.curves[key]; ok {
+		return c, nil
+	}
+	inner, err := accounting.NewBound(accounting.MechanismSubsampledShuffle, b.name, s.N, s.K, s.Eps0)
+	if err != nil {
+		return nil, err
+	}
+	c := &memoRDP{inner: inner, vals: map[float64]memoValue{}}
+	b.curves[key] = c
+	return c, nil
+}
+
+// memoRDP memoises an RDP curve's values (and errors) per order. It
+// forwards the lower-bound marker, so the accountant treats it exactly as
+// the curve it wraps.
+type memoRDP struct {
+	inner accounting.RDP
+	mu    sync.Mutex
+	vals  map[float64]memoValue
+}
+
+type memoValue struct {
+	v   float64
+	err error
+}
+
+func (m *memoRDP) Name() string       { return m.inner.Name() }
+func (m *memoRDP) IsLowerBound() bool { return accounting.IsLower(m.inner) }
+
+func (m *memoRDP) RDP(order float64) (float64, error) {
+	m.mu.Lock()
+	r, ok := m.vals[order]
+	m.mu.Unlock()
+	if ok {
+		return r.v, r.err
+	}
+	v, err := m.inner.RDP(order)
+	m.mu.Lock()
+	m.vals[order] = memoValue{v, err}
+	m.mu.Unlock()
+	return v, err
 }
