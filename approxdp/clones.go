@@ -259,6 +259,14 @@ func NumericalEpsilonUpper(n int64, eps0, delta float64) (float64, error) {
 }
 
 func numericalEpsilon(n int64, eps0, delta float64, withLower bool) (Interval, error) {
+	return numericalEpsilonHinted(n, eps0, delta, withLower, 0, math.Inf(1))
+}
+
+// numericalEpsilonHinted is numericalEpsilon with a guess of the bracket
+// (e.g. the epsilons at neighbouring deltas). The hints only speed up the
+// search: each is checked before it is used, so any values give a correct
+// result.
+func numericalEpsilonHinted(n int64, eps0, delta float64, withLower bool, loHint, hiHint float64) (Interval, error) {
 	if err := checkN("n", n); err != nil {
 		return Interval{}, err
 	}
@@ -273,13 +281,16 @@ func numericalEpsilon(n int64, eps0, delta float64, withLower bool) (Interval, e
 	}
 	mx := newCloneMixture(n, eps0, 1e-9*delta)
 	hi0 := eps0
-	if cf, valid, err := ClosedFormEpsilon(n, eps0, delta); err == nil && valid && cf < eps0 {
+	if cf, valid, err := ClosedFormEpsilon(n, eps0, delta); err == nil && valid && cf < hi0 {
 		hi0 = cf
 	}
-	upper := solveEps(hi0, eps0, delta, func(e float64) float64 { return mx.delta(eps0, e, 0, false).Upper })
+	if hiHint > 0 && hiHint < hi0 {
+		hi0 = hiHint
+	}
+	upper := solveEps(loHint, hi0, eps0, delta, func(e float64) float64 { return mx.delta(eps0, e, 0, false).Upper })
 	iv := Interval{Lower: upper.Lower, Upper: upper.Upper}
 	if withLower {
-		lower := solveEps(upper.Upper, eps0, delta, func(e float64) float64 { return mx.delta(eps0, e, 0, false).Lower })
+		lower := solveEps(0, upper.Upper, eps0, delta, func(e float64) float64 { return mx.delta(eps0, e, 0, false).Lower })
 		iv.Lower = lower.Lower
 	}
 	if iv.Lower > iv.Upper {
@@ -289,25 +300,35 @@ func numericalEpsilon(n int64, eps0, delta float64, withLower bool) (Interval, e
 }
 
 // solveEps brackets the point where the non-increasing function deltaAt
-// crosses target on [0, hi0]: it returns [lo, hi] with deltaAt(lo) > target
-// (or lo = 0) and deltaAt(hi) <= target (or hi = hi0, when hi0 is eps0 and
-// deltaAt(eps0) = 0). It runs the Illinois variant of regula falsi on
-// log deltaAt(eps) - log target, falling back to bisection where the log
-// is infinite, and stops when hi - lo <= max(1e-12, 1e-9 hi).
-func solveEps(hi0, eps0, target float64, deltaAt func(float64) float64) Interval {
+// crosses target on [0, eps0]: it returns [lo, hi] with deltaAt(lo) > target
+// (or lo = 0 when deltaAt(0) <= target) and deltaAt(hi) <= target. hi0 and
+// lo0 are starting guesses, verified before use: an infeasible hi0 widens
+// the bracket to eps0 (where every bound is 0), a feasible lo0 becomes the
+// new hi. It runs the Illinois variant of regula falsi on
+// log deltaAt(eps) - log target, falling back to bisection where the log is
+// infinite, and stops when hi - lo <= max(1e-12, 1e-9 hi).
+func solveEps(lo0, hi0, eps0, target float64, deltaAt func(float64) float64) Interval {
 	g := func(e float64) float64 { return math.Log(deltaAt(e)) - math.Log(target) }
-	lo, hi := 0.0, hi0
-	glo := g(lo)
-	if glo <= 0 {
-		return Interval{Lower: 0, Upper: 0}
-	}
+	lo, glo := 0.0, math.Inf(1)
+	hi := math.Min(hi0, eps0)
 	ghi := g(hi)
 	if ghi > 0 {
-		// hi0 is not feasible: widen to eps0, where every bound is 0.
 		lo, glo = hi, ghi
 		hi = eps0
 		if ghi = g(hi); ghi > 0 {
 			return Interval{Lower: eps0, Upper: eps0}
+		}
+	}
+	if lo0 > lo && lo0 < hi {
+		if gl := g(lo0); gl > 0 {
+			lo, glo = lo0, gl
+		} else {
+			hi, ghi = lo0, gl
+		}
+	}
+	if lo == 0 {
+		if glo = g(0); glo <= 0 {
+			return Interval{Lower: 0, Upper: 0}
 		}
 	}
 	side := 0

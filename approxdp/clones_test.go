@@ -165,3 +165,24 @@ func TestInputValidation(t *testing.T) {
 		}
 	}
 }
+
+// Bracket hints only speed the search up: wrong hints give the same,
+// certified answer.
+func TestNumericalEpsilonHints(t *testing.T) {
+	const n, eps0, delta = int64(3000), 2.0, 1e-7
+	ref, err := NumericalEpsilonUpper(n, eps0, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range [][2]float64{{0, math.Inf(1)}, {ref * 0.9, ref * 1.1}, {ref * 1.5, ref * 2}, {ref * 0.1, ref * 0.5},
+		{math.NaN(), math.NaN()}, {-1, -1}, {ref, ref}, {10, 0.001}} {
+		iv, err := numericalEpsilonHinted(n, eps0, delta, false, h[0], h[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := NumericalDelta(n, eps0, iv.Upper)
+		if math.Abs(iv.Upper-ref) > 2e-9*ref || d.Upper > delta {
+			t.Errorf("hints %v: upper %.12g (reference %.12g), delta there %g", h, iv.Upper, ref, d.Upper)
+		}
+	}
+}

@@ -42,8 +42,9 @@ type ShuffleCurve struct {
 	eps0   float64
 	method ShuffleMethod
 
-	mu    sync.Mutex
-	cache map[float64]float64
+	mu      sync.Mutex
+	cache   map[float64]float64 // delta -> reported epsilon
+	numeric map[float64]float64 // delta -> numerical clones Upper
 }
 
 // NewShuffleCurve validates its arguments and returns an empty curve.
@@ -57,7 +58,7 @@ func NewShuffleCurve(n int64, eps0 float64, method ShuffleMethod) (*ShuffleCurve
 	if method < ShuffleClosedForm || method > ShuffleBest {
 		return nil, fmt.Errorf("shuffle method must be closed-form, numerical or best, got %d", int(method))
 	}
-	return &ShuffleCurve{n: n, eps0: eps0, method: method, cache: map[float64]float64{}}, nil
+	return &ShuffleCurve{n: n, eps0: eps0, method: method, cache: map[float64]float64{}, numeric: map[float64]float64{}}, nil
 }
 
 // Eps0 returns the local randomizer's epsilon.
@@ -83,11 +84,28 @@ func (s *ShuffleCurve) Epsilon(delta float64) (float64, error) {
 		eps = math.Min(eps, cf)
 	}
 	if s.method == ShuffleNumerical || s.method == ShuffleBest {
-		up, err := NumericalEpsilonUpper(s.n, s.eps0, delta)
+		// Cached neighbours bracket the answer (eps is non-increasing in
+		// delta); the solver verifies the hints before using them.
+		loHint, hiHint := 0.0, math.Inf(1)
+		s.mu.Lock()
+		dAbove, dBelow := math.Inf(1), 0.0
+		for d, e := range s.numeric {
+			if d > delta && d < dAbove {
+				dAbove, loHint = d, e
+			}
+			if d < delta && d > dBelow {
+				dBelow, hiHint = d, e
+			}
+		}
+		s.mu.Unlock()
+		iv, err := numericalEpsilonHinted(s.n, s.eps0, delta, false, loHint, hiHint)
 		if err != nil {
 			return 0, err
 		}
-		eps = math.Min(eps, up)
+		s.mu.Lock()
+		s.numeric[delta] = iv.Upper
+		s.mu.Unlock()
+		eps = math.Min(eps, iv.Upper)
 	}
 	s.mu.Lock()
 	s.cache[delta] = eps
