@@ -39,9 +39,11 @@ type Interval struct {
 // The reference implementation groups clone counts into blocks and, in its
 // upper-bound mode, takes max(deltaq_upperc, deltaq_upperc) for one
 // direction, omitting the block's lower endpoint (where the divergence is
-// largest). Here every clone count is evaluated exactly, so there is no
-// block endpoint to choose; the only approximations are the truncations
-// above, each counted conservatively in Upper and dropped from Lower.
+// largest). Here every clone count is evaluated exactly (up to
+// maxExactClones of them; beyond, blocks whose endpoints are chosen by the
+// monotonicity of B, see cloneMixture), and the only other approximations
+// are the truncations above, each counted conservatively in Upper and
+// dropped from Lower.
 
 // cloneTerms holds the eps-dependent constants of the per-c divergence.
 type cloneTerms struct {
