@@ -16,7 +16,16 @@
 #
 # Usage: scripts/reproduce-fig5.sh [a|b|both]     (default: both)
 # Environment: OUT (default out/fig5), MNIST_DIR (default data/mnist-cache),
-#              EPOCHS (default 200), SEED (default 1), EXTRA (extra train flags).
+#              EPOCHS (default 200), SEED (default 1), EXTRA (extra train flags),
+#              LINF_CLIP (default clamp; see below).
+#
+# l_inf clipping: Algorithm 1 (line 6) scales, g <- g / max(1, ||g||_inf / C);
+# the text of Sec. 4 only says "clips the l_inf-norm of the gradient with
+# C = 1/100". Scaling by the largest coordinate leaves almost no signal at
+# C = 0.01 (10 epochs: 15% test accuracy, against 29% when clamping each
+# coordinate into [-C, C]; see README), so 5(a) clamps by default
+# (--linf-clip clamp). Both keep the gradient in R_inf's input domain, so the
+# privacy guarantee is the same. LINF_CLIP=scale runs the literal rule.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +35,7 @@ MNIST_DIR=${MNIST_DIR:-data/mnist-cache}
 EPOCHS=${EPOCHS:-200}
 SEED=${SEED:-1}
 EXTRA=${EXTRA:-}
+LINF_CLIP=${LINF_CLIP:-clamp}
 mkdir -p "$OUT"
 
 go build -o "$OUT/shuffledp" ./cmd/shuffledp
@@ -50,8 +60,8 @@ run() { # name, then train flags
 }
 
 if [[ $which == a || $which == both ]]; then
-	run fig5a --sample 10000 --randomizer rinf --clip-norm linf --clip 0.01 --eps0 1.5 \
-		--lr 0.3,70:0.18
+	run fig5a --sample 10000 --randomizer rinf --clip-norm linf --linf-clip "$LINF_CLIP" \
+		--clip 0.01 --eps0 1.5 --lr 0.3,70:0.18
 fi
 if [[ $which == b || $which == both ]]; then
 	run fig5b --sample 2000 --randomizer r2 --clip-norm l2 --clip 0.005 --eps0 2 \
