@@ -155,13 +155,14 @@ func ComposeAtSplit(epsShuffle, deltaShuffle, gamma float64, steps int64, deltaT
 // split between T·gamma·deltaShuffle and the slack deltaTilde optimally.
 //
 // The optimisation searches deltaShuffle on a fixed log grid (2 points per
-// decade, 16 decades below the largest admissible value, plus deltaShuffle
-// = 0 where one shuffle is (eps0, 0)-DP), then refines by golden-section
-// search in log deltaShuffle around the best grid point. For each candidate
-// the largest deltaTilde that keeps the total delta <= delta is used
-// (checked after rounding). The result is the bound's value at the best
-// split found, so it is always a valid upper bound, whatever the search
-// misses.
+// decade, descending from the largest admissible value for up to 16
+// decades and stopping two decades past the best point so far, plus
+// deltaShuffle = 0 where one shuffle is (eps0, 0)-DP), then refines by 12
+// golden-section steps in log deltaShuffle around the best grid point. For
+// each candidate the largest deltaTilde that keeps the total delta <= delta
+// is used (checked after rounding). The result is the bound's value at the
+// best split found, so it is always a valid upper bound, whatever the
+// search misses.
 func SubsampledShuffleKOV15(curve *ShuffleCurve, gamma float64, steps int64, delta float64) (Composition, error) {
 	if curve == nil {
 		return Composition{}, fmt.Errorf("shuffle curve must not be nil")
@@ -221,14 +222,22 @@ func SubsampledShuffleKOV15(curve *ShuffleCurve, gamma float64, steps int64, del
 	const perDecade = 2
 	jMin := int(math.Ceil(-perDecade * math.Log10(dsMax)))
 	bestU := math.NaN()
+	bestJ := -1
 	for j := jMin; j <= jMin+16*perDecade; j++ {
+		// Below the optimum the objective only grows (eps_shuffle rises as
+		// delta_shuffle falls, and the slack gains nothing more); stop two
+		// decades past the best point. Any stopping rule is safe: the
+		// result is always the bound at a feasible split.
+		if bestJ >= 0 && j-bestJ > 2*perDecade {
+			break
+		}
 		ds := math.Pow(10, -float64(j)/perDecade)
 		c, ok, err := eval(ds)
 		if err != nil {
 			return Composition{}, err
 		}
 		if ok && c.Epsilon < best.Epsilon {
-			best, bestU = c, math.Log(ds)
+			best, bestU, bestJ = c, math.Log(ds), j
 		}
 	}
 	if !math.IsNaN(bestU) {
@@ -248,7 +257,7 @@ func SubsampledShuffleKOV15(curve *ShuffleCurve, gamma float64, steps int64, del
 		const invPhi = 0.6180339887498949
 		x1, x2 := b-invPhi*(b-a), a+invPhi*(b-a)
 		f1, f2 := f(x1), f(x2)
-		for i := 0; i < 18; i++ {
+		for i := 0; i < 12; i++ {
 			if f1 <= f2 {
 				b, x2, f2 = x2, x1, f1
 				x1 = b - invPhi*(b-a)
