@@ -228,7 +228,11 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		)
 		bar.Set(tr.Round())
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	parent := cmd.Context()
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt)
 	defer stop()
 
 	var last training.Record
@@ -261,9 +265,6 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 			}
 			return nil
 		},
-	}
-	if cmd.Context() == nil {
-		ctx = context.Background()
 	}
 	reason, err := tr.Run(ctx, hooks)
 	if bar != nil {
