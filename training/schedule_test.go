@@ -1,6 +1,7 @@
 package training
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -49,4 +50,37 @@ func TestParseLRScheduleRejects(t *testing.T) {
 			t.Errorf("ParseLRSchedule(%q) error %q does not name the lr parameter", spec, err)
 		}
 	}
+}
+
+// FuzzParseLRSchedule: the parser never panics; whatever it accepts has a
+// positive finite rate everywhere, strictly increasing starts from 0, and
+// round-trips through String.
+func FuzzParseLRSchedule(f *testing.F) {
+	for _, s := range []string{"0.3", "0.3,70:0.18", "12,30:4,60:3.5", "", "1,2", "1,0:1", "1e308,1:1e-308", "NaN", "1,9999999999999999999:1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		s, err := ParseLRSchedule(spec)
+		if err != nil {
+			return
+		}
+		if len(s.Starts) == 0 || len(s.Starts) != len(s.Rates) || s.Starts[0] != 0 {
+			t.Fatalf("%q: malformed schedule %+v", spec, s)
+		}
+		for i, r := range s.Rates {
+			if !(r > 0) || math.IsInf(r, 0) {
+				t.Fatalf("%q: rate %g", spec, r)
+			}
+			if i > 0 && s.Starts[i] <= s.Starts[i-1] {
+				t.Fatalf("%q: starts not increasing: %v", spec, s.Starts)
+			}
+			if got := s.Rate(s.Starts[i]); got != r {
+				t.Fatalf("%q: Rate(%d) = %g, want %g", spec, s.Starts[i], got, r)
+			}
+		}
+		back, err := ParseLRSchedule(s.String())
+		if err != nil || back.String() != s.String() {
+			t.Fatalf("%q: round trip via %q failed: %v", spec, s.String(), err)
+		}
+	})
 }
