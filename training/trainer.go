@@ -245,6 +245,12 @@ func (t *Trainer) Step() (RoundStats, error) {
 		}
 	}
 
+	// The reports have left the clients: the round's privacy cost is
+	// incurred, so it is composed before the model changes.
+	if err := t.ledger.ComposeRound(); err != nil {
+		return RoundStats{}, err
+	}
+
 	// Line 10: average; line 11: descent step and projection.
 	params := t.model.Params()
 	scale := lr / float64(k)
@@ -253,9 +259,6 @@ func (t *Trainer) Step() (RoundStats, error) {
 	}
 	if t.cfg.ProjectRadius > 0 {
 		projectL2(params, t.cfg.ProjectRadius)
-	}
-	if err := t.ledger.ComposeRound(); err != nil {
-		return RoundStats{}, err
 	}
 	t.round++
 	t.updates += int64(k)
