@@ -53,6 +53,14 @@ type golden struct {
 		EpsT       string  `json:"eps_T"`
 		DeltaT     string  `json:"delta_T"`
 	} `json:"compose_at_split"`
+	Pipeline []struct {
+		N          int64   `json:"n"`
+		K          int64   `json:"k"`
+		Eps0       float64 `json:"eps0"`
+		T          int64   `json:"T"`
+		Delta      float64 `json:"delta"`
+		GridMinEps string  `json:"grid_min_eps"`
+	} `json:"pipeline"`
 }
 
 func loadGolden(t *testing.T) golden {
@@ -167,5 +175,26 @@ func TestComposeAtSplitGolden(t *testing.T) {
 		}
 		upperOK(t, "composed eps", r.Epsilon, num(t, c.EpsT), 1e-12)
 		upperOK(t, "composed delta", r.Delta, num(t, c.DeltaT), 1e-10)
+	}
+}
+
+// The optimised split is at least as good as the oracle's own search (a
+// fine grid over delta_shuffle with exact mpmath clones bounds), and not
+// implausibly better (the oracle's grid is 10 points per decade).
+func TestSubsampledShuffleGolden(t *testing.T) {
+	g := loadGolden(t)
+	if len(g.Pipeline) == 0 {
+		t.Fatal("no pipeline goldens")
+	}
+	for _, c := range g.Pipeline {
+		want := num(t, c.GridMinEps)
+		r, err := SubsampledShuffle(c.N, c.K, c.Eps0, c.T, c.Delta, ShuffleBest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Epsilon > want*(1+1e-6) || r.Epsilon < want*(1-2e-3) || r.Delta > c.Delta {
+			t.Errorf("n=%d k=%d eps0=%g T=%d: eps %.10g (delta %g), oracle grid minimum %.10g",
+				c.N, c.K, c.Eps0, c.T, r.Epsilon, r.Delta, want)
+		}
 	}
 }

@@ -88,8 +88,27 @@ def s(x):
     return mp.nstr(x, 25)
 
 
+def pipeline_min(n, k, eps0, T, delta, decades=4, per_decade=10):
+    """min over a log grid of delta_shuffle (and delta_shuffle = 0) of the
+    fmt20(numeric)+ullman+kov15 bound, each split made exactly feasible."""
+    gamma = mpf(k) / n
+    delta = mpf(delta)
+    best = kov15(ullman(eps0, 0, gamma)[0], T, delta)  # (eps0, 0) per shuffle
+    ds_max = delta / (gamma * T)
+    for i in range(1, decades * per_decade + 1):
+        ds = ds_max * mpf(10) ** (-mpf(i) / per_decade)
+        d1 = gamma * ds
+        dt = 1 - (1 - delta) / (1 - d1) ** T
+        if dt <= 0:
+            continue
+        es = clones_eps(k, eps0, ds, iters=50)
+        e1, _ = ullman(es, ds, gamma)
+        best = min(best, kov15(e1, T, dt))
+    return best
+
+
 out = {"closed_form": [], "clones_delta": [], "clones_eps": [], "ullman": [], "kov15": [],
-       "compose_at_split": []}
+       "compose_at_split": [], "pipeline": []}
 for n, eps0, delta in [(100000, 4, 1e-6), (10000, 1, 1e-6), (100000, 2, 1e-6),
                        (1000000, 4, 1e-8), (10**9, 3, 1e-10), (10000, 0.5, 1e-8)]:
     v = closed_form(n, eps0, delta)
@@ -118,5 +137,9 @@ for eps_s, delta_s, gamma, T, dt in [(0.8, 1e-10, 0.001, 100000, 5e-9), (0.2, 1e
     et, dtot = compose_at_split(eps_s, delta_s, gamma, T, dt)
     out["compose_at_split"].append({"eps_s": eps_s, "delta_s": delta_s, "gamma": gamma, "T": T,
                                     "delta_tilde": dt, "eps_T": s(et), "delta_T": s(dtot)})
+
+for n, k, eps0, T, delta in [(3000, 30, 1.0, 100, 1e-6)]:
+    out["pipeline"].append({"n": n, "k": k, "eps0": eps0, "T": T, "delta": delta,
+                            "grid_min_eps": s(pipeline_min(n, k, eps0, T, delta))})
 
 print(json.dumps(out, indent=1))
