@@ -10,8 +10,9 @@ import (
 // RDPBound is a line computed by the Rényi-DP accountant (package
 // accounting): the named per-round RDP curve of the subsampled shuffle
 // model, composed over T rounds and converted to (eps, delta) at the best
-// order of the default grid. Curve values are memoised per (n, k, eps0), so
-// a sweep over T evaluates each curve once.
+// order of the default grid (widened to order 2^16 for neurips21-upper and
+// -lower when their optimum is at the grid's top). Curve values are
+// memoised per (n, k, eps0), so a sweep over T evaluates each curve once.
 type RDPBound struct {
 	name string
 
@@ -64,18 +65,40 @@ func (b *RDPBound) Epsilon(s Setting) (float64, error) {
 	if s.Steps == 0 {
 		return 0, nil
 	}
-	acct, err := accounting.NewAccountant(nil)
+	g, err := b.epsilonOver(curve, s, nil)
 	if err != nil {
 		return 0, err
 	}
+	// At very small sampling ratios the optimum of Thm 1/Thm 2 runs past
+	// the default grid's largest order (4096). These two curves are cheap
+	// at any order, so the grid is widened to 2^16 there; the smaller
+	// epsilon is kept (both are valid conversions of the same curve).
+	// ccs21+wbk19 and the accountant's best cost O(order^2) per order and
+	// keep the default grid.
+	def := accounting.DefaultOrders()
+	if g.AtGridEdge && g.Order == def[len(def)-1] &&
+		(b.name == accounting.BoundNeurIPS21Upper || b.name == accounting.BoundNeurIPS21Lower) {
+		wide := append(def, 8192, 16384, 32768, 65536)
+		if g2, err := b.epsilonOver(curve, s, wide); err == nil && g2.Epsilon < g.Epsilon {
+			g = g2
+		}
+	}
+	return g.Epsilon, nil
+}
+
+func (b *RDPBound) epsilonOver(curve accounting.RDP, s Setting, orders []float64) (accounting.Guarantee, error) {
+	acct, err := accounting.NewAccountant(orders)
+	if err != nil {
+		return accounting.Guarantee{}, err
+	}
 	if err := acct.Compose64(curve, s.Steps); err != nil {
-		return 0, fmt.Errorf("%s: %w", b.name, err)
+		return accounting.Guarantee{}, fmt.Errorf("%s: %w", b.name, err)
 	}
 	g, err := acct.Epsilon(s.Delta)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", b.name, err)
+		return accounting.Guarantee{}, fmt.Errorf("%s: %w", b.name, err)
 	}
-	return g.Epsilon, nil
+	return g, nil
 }
 
 func (b *RDPBound) curve(s Setting) (*memoRDP, error) {
