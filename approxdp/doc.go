@@ -9,7 +9,7 @@
 //     clone count in log space;
 //  2. amplification by subsampling without replacement (Ullman 2017,
 //     CS7880 notes; UllmanSubsample);
-//  3. heterogeneous-free strong composition over T rounds, Kairouz–Oh–
+//  3. strong composition of T identical rounds, Kairouz–Oh–
 //     Viswanath 2015 Theorem 3.5 (KOV15Epsilon);
 //  4. the pipeline 1→2→3 with the total delta split optimally between the
 //     per-round delta and the composition slack (SubsampledShuffleKOV15).
