@@ -33,8 +33,22 @@ type ccs21Upper1 struct {
 	n    int64
 	eps0 float64
 
-	mu    sync.Mutex
-	table []float64 // table[j] = eps(j) for j = 2..len-1, filled by prefix
+	mu     sync.Mutex
+	table  []float64       // table[j] = eps(j) for j = 2..len-1, filled by prefix
+	single map[int]float64 // eps(j) at orders beyond the table, by integer
+
+	wmu sync.Mutex
+	w   []float64 // ccs21Weights, grown on demand
+}
+
+// weights returns ccs21Weights up to at least lam, cached per curve.
+func (b *ccs21Upper1) weights(lam int) []float64 {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	if len(b.w) <= lam {
+		b.w = ccs21Weights(b.n, b.eps0, max(lam, 2*len(b.w)))
+	}
+	return b.w
 }
 
 func (b *ccs21Upper1) Name() string { return BoundCCS21Upper1 }
@@ -68,10 +82,20 @@ func (b *ccs21Upper1) integer(lam int) float64 {
 		b.mu.Unlock()
 		return v
 	}
+	if v, ok := b.single[lam]; ok {
+		b.mu.Unlock()
+		return v
+	}
 	b.mu.Unlock()
 	lf := logFactorials(lam)
-	w := ccs21Weights(b.n, b.eps0, lam)
-	return b.eval(lam, lf, w)
+	v := b.eval(lam, lf, b.weights(lam))
+	b.mu.Lock()
+	if b.single == nil {
+		b.single = map[int]float64{}
+	}
+	b.single[lam] = v
+	b.mu.Unlock()
+	return v
 }
 
 // ccs21Weights returns w[i] = log(i Gamma(i/2) c^{i/2}) with
@@ -93,13 +117,20 @@ func (b *ccs21Upper1) eval(lam int, lf logFactTable, w []float64) float64 {
 		return 0
 	}
 	nbar := math.Floor(float64(b.n-1)/(2*math.Exp(e0))) + 1
+	logC := 2*logExpm1(2*e0) - math.Ln2 - math.Log(nbar) - 2*e0
+	fl := float64(lam)
 	s := newLSE()
 	s.add(lf.binom(lam, 2) + 2*logExpm1(e0) - math.Log(nbar) - e0)
-	for i := 3; i <= lam; i++ {
-		s.add(lf.binom(lam, i) + w[i])
-	}
-	s.add(e0*float64(lam) - float64(b.n-1)/(8*math.Exp(e0)))
-	return rdpFromLogSum(s.value(), float64(lam))
+	s.add(e0*fl - float64(b.n-1)/(8*math.Exp(e0)))
+	// t_{i+1}/t_i = sqrt(c) (lam-i) G(i)/i, G(i) = Gamma((i+1)/2)/Gamma(i/2)
+	// <= sqrt(i/2) (Wendel's inequality): at most sqrt(c) (lam-i)/sqrt(2i),
+	// decreasing in i.
+	term := func(i int) float64 { return lf.binom(lam, i) + w[i] }
+	addSeries(&s, 3, lam, term, func(i int) float64 {
+		fi := float64(i)
+		return geometricTail(term(i), logC/2+math.Log(fl-fi)-math.Log(2*fi)/2)
+	})
+	return rdpFromLogSum(s.value(), fl)
 }
 
 // prefix returns eps(j) for every integer j = 0..maxOrder (entries 0 and 1
@@ -111,7 +142,7 @@ func (b *ccs21Upper1) prefix(maxOrder int) []float64 {
 		return b.table
 	}
 	lf := logFactorials(maxOrder)
-	w := ccs21Weights(b.n, b.eps0, maxOrder)
+	w := b.weights(maxOrder)
 	t := make([]float64, maxOrder+1)
 	copy(t, b.table)
 	for j := max(2, len(b.table)); j <= maxOrder; j++ {
@@ -157,4 +188,15 @@ func (b *ccs21Upper2) RDP(order float64) (float64, error) {
 		v = 0
 	}
 	return finite(conservative(v), order, b.Name())
+}
+
+// quickUpper is an O(1) upper bound on the RDP at order lam of the same
+// mechanism (CCS'21 Theorem 3.3, valid at every real order), used where any
+// upper bound will do, e.g. to majorise the negligible tail of WBK19's sum.
+func (b *ccs21Upper1) quickUpper(lam float64) float64 {
+	v, err := (&ccs21Upper2{n: b.n, eps0: b.eps0}).RDP(lam)
+	if err != nil {
+		return math.Inf(1)
+	}
+	return v
 }

@@ -18,6 +18,10 @@ type goldenFile struct {
 		Eps0  float64 `json:"eps0"`
 		Order float64 `json:"order"`
 		Value float64 `json:"value"`
+		// Tolerance, when set, is the relative excess allowed above the
+		// oracle (where the Go code deliberately rounds the bound up);
+		// otherwise the two must agree to 1e-9 either way.
+		Tolerance float64 `json:"tolerance"`
 	} `json:"rdp"`
 	DP []struct {
 		Bound   string  `json:"bound"`
@@ -69,6 +73,12 @@ func TestGoldenRDP(t *testing.T) {
 			t.Fatalf("%+v: %v", c, err)
 		}
 		rel := math.Abs(got-c.Value) / c.Value
+		if c.Tolerance > 0 {
+			rel = (got - c.Value) / c.Value // only an excess is allowed, up to Tolerance
+			if rel <= c.Tolerance {
+				rel = 0
+			}
+		}
 		if rel > 1e-9 {
 			t.Errorf("%s n=%d k=%d eps0=%g order=%g: got %.15g, oracle %.15g (rel %.2g)", c.Bound, c.N, c.K, c.Eps0, c.Order, got, c.Value, rel)
 		}
@@ -111,7 +121,9 @@ func TestSpecReferenceValues(t *testing.T) {
 		{2, 3.2496655354659435e-07}, {10, 1.693289164909691e-06}, {100, 2.4972491014989475e-05},
 	} {
 		got, _ := up.RDP(c.order)
-		if math.Abs(got-c.want) > 1e-12*c.want {
+		// The deliberate rounding slack (logSumSlack) may lift the value
+		// by < 1e-10 relative; it must never come out below.
+		if got < c.want*(1-1e-15) || got > c.want*(1+1e-10) {
 			t.Errorf("Thm 1 eps(%g) = %.17g, want %.17g", c.order, got, c.want)
 		}
 	}

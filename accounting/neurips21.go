@@ -38,9 +38,27 @@ func SubsampledShuffleUpper(n, k int64, eps0 float64) (RDP, error) {
 type neurips21Upper struct {
 	n, k int64
 	eps0 float64
+
+	mu sync.Mutex
+	w  []float64 // w[j] = log(j Gamma(j/2) gamma^j c^{j/2}), j >= 3
 }
 
 func (b *neurips21Upper) Name() string { return BoundNeurIPS21Upper }
+
+// weights returns w[j] for j = 0..lam (entries below 3 unused), cached.
+func (b *neurips21Upper) weights(lam int, logGamma, logC float64) []float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for j := len(b.w); j <= lam; j++ {
+		fj := float64(j)
+		v := 0.0
+		if j >= 3 {
+			v = fj*logGamma + math.Log(fj) + logmath.LogGamma(fj/2) + fj/2*logC
+		}
+		b.w = append(b.w, v)
+	}
+	return b.w
+}
 
 func (b *neurips21Upper) RDP(order float64) (float64, error) {
 	if err := checkOrder(order, true); err != nil {
@@ -58,21 +76,35 @@ func (b *neurips21Upper) RDP(order float64) (float64, error) {
 	logGamma := math.Log(float64(b.k)) - math.Log(float64(b.n))
 	kbar := math.Floor(float64(b.k-1)/(2*math.Exp(e0))) + 1
 	logKbar := math.Log(kbar)
-	s := newLSE()
-	// j = 2
-	s.add(math.Log(4) + lf.binom(lam, 2) + 2*logGamma + 2*logExpm1(e0) - logKbar - e0)
-	// j >= 3
 	logC := math.Ln2 + 2*logExpm1(2*e0) - logKbar - 2*e0
-	for j := 3; j <= lam; j++ {
-		fj := float64(j)
-		s.add(lf.binom(lam, j) + fj*logGamma + math.Log(fj) + logmath.LogGamma(fj/2) + fj/2*logC)
-	}
-	// Upsilon
+	w := b.weights(min(lam, 64), logGamma, logC) // grown on demand below
 	logA := logGamma + logExpm1(2*e0) - e0
 	tail := -float64(b.k-1) / (8 * math.Exp(e0))
-	for j := 2; j <= lam; j++ {
-		s.add(lf.binom(lam, j) + float64(j)*logA + tail)
+	fl := float64(lam)
+
+	s := newLSE()
+	// j = 2 of the main sum and of Upsilon
+	s.add(math.Log(4) + lf.binom(lam, 2) + 2*logGamma + 2*logExpm1(e0) - logKbar - e0)
+	s.add(lf.binom(lam, 2) + 2*logA + tail)
+	// j >= 3: t_{j+1}/t_j = gamma sqrt(c) (lam-j) G(j)/j with
+	// G(j) = Gamma((j+1)/2)/Gamma(j/2) <= sqrt(j/2) (Wendel's inequality), so
+	// the ratio is at most gamma sqrt(c) (lam-j)/sqrt(2j), decreasing in j.
+	term := func(j int) float64 {
+		if j >= len(w) {
+			w = b.weights(min(lam, 2*j), logGamma, logC)
+		}
+		return lf.binom(lam, j) + w[j]
 	}
+	addSeries(&s, 3, lam, term, func(j int) float64 {
+		fj := float64(j)
+		return geometricTail(term(j), logGamma+logC/2+math.Log(fl-fj)-math.Log(2*fj)/2)
+	})
+	// Upsilon, j >= 3: ratio (lam-j)/(j+1) a, decreasing in j.
+	uterm := func(j int) float64 { return lf.binom(lam, j) + float64(j)*logA + tail }
+	addSeries(&s, 3, lam, uterm, func(j int) float64 {
+		fj := float64(j)
+		return geometricTail(uterm(j), logA+math.Log(fl-fj)-math.Log(fj+1))
+	})
 	return finite(rdpFromLogSum(s.value(), order), order, b.Name())
 }
 

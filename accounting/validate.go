@@ -77,11 +77,24 @@ func (s *lse) value() float64 {
 	return s.max + math.Log(s.sum)
 }
 
-// rdpFromLogSum returns log(1 + e^logS)/(order-1), nudged up a few ulps:
-// the form every moment bound of this package takes.
+// rdpFromLogSum returns log(1 + e^logS)/(order-1) for an upper bound whose
+// log-sum logS was accumulated in float64, rounded up: logS is first raised
+// by logSumSlack(order), which covers the rounding of its terms (each a sum
+// of log-binomials from the log-factorial table, of magnitude up to
+// 3 log(order!), and of per-order coefficients of magnitude up to ~32 order),
+// then the result is nudged up a few ulps.
 func rdpFromLogSum(logS, order float64) float64 {
-	v := logmathLog1pExp(logS) / (order - 1)
+	v := logmathLog1pExp(logS+logSumSlack(order)) / (order - 1)
 	return conservative(v)
+}
+
+// logSumSlack is an absolute bound on the float64 rounding error of a
+// log-sum of the moment bounds at integer order lam: 64 ulps relative to
+// 3 log(lam!) + 32 lam (generous; the errors observed against the 60-digit
+// oracle are below 1/50 of it).
+func logSumSlack(lam float64) float64 {
+	lg, _ := math.Lgamma(lam + 1)
+	return 64 * 0x1p-52 * (3*lg + 32*lam)
 }
 
 // finite returns v, or an error wrapping ErrOrderUnsupported when v
