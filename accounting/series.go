@@ -4,8 +4,8 @@ import "math"
 
 // negligibleLog is how far below the running log-sum a rigorous bound on a
 // series' remaining tail must lie before the tail is replaced by that bound:
-// e^-50 ≈ 2e-22, far below float64 resolution of the sum.
-const negligibleLog = 50
+// e^-40 ≈ 4e-18, below float64 resolution of the sum.
+const negligibleLog = 40
 
 // exactForTesting switches off every shortcut that replaces exact terms by
 // upper bounds (series truncation, WBK19's sparse base orders), so that
@@ -20,7 +20,7 @@ var exactForTesting = false
 // the full sum: truncation only ever over-estimates an upper bound.
 func addSeries(s *lse, from, to int, term, tail func(j int) float64) {
 	for j := from; j <= to; j++ {
-		if (j-from)&7 == 7 && !exactForTesting {
+		if (j-from)&3 == 3 && !exactForTesting {
 			if tb := tail(j); tb < s.value()-negligibleLog {
 				s.add(tb)
 				return
@@ -30,13 +30,13 @@ func addSeries(s *lse, from, to int, term, tail func(j int) float64) {
 	}
 }
 
-// geometricTail returns the log of t/(1-r) with log t = logT and
-// log r = logR: the bound sum_{m>=j} t_m <= t_j/(1-r) when every ratio
-// t_{m+1}/t_m, m >= j, is at most r < 1. It is +Inf when r >= 1/2 (the
-// bound would be weak; keep summing).
+// geometricTail returns the log of an upper bound on sum_{m>=j} t_m given
+// log t_j = logT and log r = logR, where every ratio t_{m+1}/t_m, m >= j,
+// is at most r: for r <= 1/2 the geometric series gives t_j/(1-r) <= 2 t_j.
+// It is +Inf when r > 1/2 (keep summing).
 func geometricTail(logT, logR float64) float64 {
-	if !(logR < -math.Ln2) {
+	if !(logR <= -math.Ln2) {
 		return math.Inf(1)
 	}
-	return logT - math.Log1p(-math.Exp(logR))
+	return logT + math.Ln2
 }

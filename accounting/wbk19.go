@@ -115,6 +115,25 @@ func (b *wbk19) baseExact(j int) (float64, error) {
 	return v, nil
 }
 
+// headTable returns the base curve's values at orders 0..wbk19HeadOrder
+// when the base provides them as a prefix table (nil otherwise).
+func (b *wbk19) headTable() []float64 {
+	b.mu.Lock()
+	h := b.head
+	b.mu.Unlock()
+	if h != nil {
+		return h
+	}
+	if _, ok := b.base.(interface{ prefix(int) []float64 }); ok {
+		if _, err := b.baseExact(2); err == nil {
+			b.mu.Lock()
+			h = b.head
+			b.mu.Unlock()
+		}
+	}
+	return h
+}
+
 // baseBound returns an upper bound on the base mechanism's RDP at integer
 // order j <= lam: exact up to wbk19HeadOrder and at the sparse orders (and
 // at lam); in between, the chord of (j-1) eps(j) between the neighbouring
@@ -178,10 +197,16 @@ func (b *wbk19) RDP(order float64) (float64, error) {
 	s.add(2*logGamma + lf.binom(lam, 2) + t2)
 
 	var firstErr error
+	head := b.headTable()
 	term := func(j int) float64 {
-		e, err := b.baseBound(j, lam)
-		if err != nil && firstErr == nil {
-			firstErr = err
+		var e float64
+		if j < len(head) && !exactForTesting {
+			e = math.Min(head[j], math.Min(b.epsInf, float64(j)*b.epsInf*b.epsInf/2))
+		} else {
+			var err error
+			if e, err = b.baseBound(j, lam); err != nil && firstErr == nil {
+				firstErr = err
+			}
 		}
 		fj := float64(j)
 		return fj*logGamma + lf.binom(lam, j) + (fj-1)*e + math.Min(math.Ln2, fj*logEm1Inf)
