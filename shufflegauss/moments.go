@@ -127,6 +127,9 @@ func powerLogMoments(upTo int, n int64, halfInvVar float64, t tables) []float64 
 // sequence of a+b clients (see powerLogMoments).
 func convolveMoments(la []float64, a int64, lb []float64, b int64, buf []float64, t tables) []float64 {
 	out := make([]float64, len(la))
+	if a == b && len(la) == len(lb) && len(la) > 0 && &la[0] == &lb[0] {
+		return squareMoments(la, out, buf, t)
+	}
 	p := float64(a) / float64(a+b)
 	lp, lq := math.Log(p), math.Log1p(-p)
 	for m := range out {
@@ -150,6 +153,42 @@ func convolveMoments(la []float64, a int64, lb []float64, b int64, buf []float64
 			s += math.Exp(buf[i] - mx)
 		}
 		s += float64(skipped) * math.Exp(-40)
+		out[m] = mx + math.Log(s)
+	}
+	return out
+}
+
+// squareMoments is convolveMoments of a sequence with itself (a = b, so
+// p = 1/2): term i equals term m-i, so only i <= m/2 is computed and the
+// terms with i < m-i are counted twice.
+func squareMoments(la, out, buf []float64, t tables) []float64 {
+	lh := -math.Ln2
+	for m := range out {
+		mx := math.Inf(-1)
+		half := m / 2
+		for i := 0; i <= half; i++ {
+			e := t.logFact[m] - t.logFact[i] - t.logFact[m-i] + float64(m)*lh + la[i] + la[m-i]
+			buf[i] = e
+			if e > mx {
+				mx = e
+			}
+		}
+		// Terms below e^{-40} of the largest count as e^{-40} (an upper
+		// bound), as in convolveMoments.
+		s, skipped := 0.0, 0.0
+		cut := mx - 40
+		for i := 0; i <= half; i++ {
+			w := 2.0
+			if 2*i == m {
+				w = 1
+			}
+			if buf[i] < cut {
+				skipped += w
+				continue
+			}
+			s += w * math.Exp(buf[i]-mx)
+		}
+		s += skipped * math.Exp(-40)
 		out[m] = mx + math.Log(s)
 	}
 	return out

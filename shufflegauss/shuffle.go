@@ -24,6 +24,7 @@ type Shuffle struct {
 
 	mu     sync.Mutex
 	logA   []float64 // log A(m), m = 0..len-1, without slack
+	capped []float64 // see cappedLogMoments
 	tables tables
 }
 
@@ -108,6 +109,33 @@ func (s *Shuffle) LogMoment(order int) (float64, error) {
 	v := s.logA[order]
 	s.mu.Unlock()
 	return v + logMomentSlack(order, v, s.halfInvVar()), nil
+}
+
+// cappedLogMoments returns, for j = 0..upTo, LogMoment(j) capped by
+// Corollary 1 ((j-1) eps(j) <= j(j-1)/(2 sigma^2)); both are upper bounds.
+// The slice is shared and must not be modified. Entry 0 is unused (0).
+// One lock per call instead of one per order: eq. (10) reads every order
+// up to lambda.
+func (s *Shuffle) cappedLogMoments(upTo int) ([]float64, error) {
+	if upTo < 1 || upTo > maxOrder {
+		return nil, fmt.Errorf("order must be an integer in [1, %d], got %d", maxOrder, upTo)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if upTo < len(s.capped) {
+		return s.capped[:upTo+1], nil
+	}
+	s.ensure(upTo)
+	h := s.halfInvVar()
+	for j := len(s.capped); j <= upTo; j++ {
+		v := 0.0
+		if j >= 2 {
+			l := float64(j)
+			v = math.Min(s.logA[j]+logMomentSlack(j, s.logA[j], h), l*(l-1)*h*(1+4*unitRoundoff))
+		}
+		s.capped = append(s.capped, v)
+	}
+	return s.capped[:upTo+1], nil
 }
 
 // RDP returns eps(order) of Theorem 1: log A(order)/(order-1), capped by

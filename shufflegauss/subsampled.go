@@ -77,30 +77,17 @@ func (s *Subsampled) RDP(order float64) (float64, error) {
 	return interpolateRDP(order, s.LogMoment)
 }
 
-// cappedLogMoment is the Theorem 1 log-moment of inner at an integer order,
-// capped by Corollary 1 (both are upper bounds).
-func cappedLogMoment(inner *Shuffle, j int) (float64, error) {
-	v, err := inner.LogMoment(j)
-	if err != nil {
-		return 0, err
-	}
-	l := float64(j)
-	return math.Min(v, l*(l-1)*inner.halfInvVar()*(1+4*unitRoundoff)), nil
-}
-
 // subsampledLogMoment evaluates log of the eq. (10) argument at integer
 // order lambda for inner mechanism inner and sampling ratio gamma.
 func subsampledLogMoment(inner *Shuffle, gamma float64, lambda int) (float64, error) {
 	if lambda < 2 || lambda > maxOrder {
 		return 0, fmt.Errorf("order must be an integer in [2, %d], got %d", maxOrder, lambda)
 	}
-	la2, err := cappedLogMoment(inner, 2)
+	capped, err := inner.cappedLogMoments(lambda)
 	if err != nil {
 		return 0, err
 	}
-	if _, err := cappedLogMoment(inner, lambda); err != nil { // fills the table once
-		return 0, err
-	}
+	la2 := capped[2]
 	lg := math.Log(gamma)
 	l := float64(lambda)
 	lf := logFactorials()
@@ -110,10 +97,9 @@ func subsampledLogMoment(inner *Shuffle, gamma float64, lambda int) (float64, er
 	terms := make([]float64, 0, lambda)
 	terms = append(terms, 0, 2*lg+math.Log(l*(l-1)/2)+second)
 	for j := 3; j <= lambda; j++ {
-		laj, _ := cappedLogMoment(inner, j)
-		terms = append(terms, math.Ln2+float64(j)*lg+lfl-lf[j]-lf[lambda-j]+laj)
+		terms = append(terms, math.Ln2+float64(j)*lg+lfl-lf[j]-lf[lambda-j]+capped[j])
 	}
-	v := logSumExp(terms)
+	v := logSumExpUpper(terms)
 	// Rounding slack: the terms carry errors of a few ulps of log(lambda!)
 	// and of the inner slack (already included); add 16 ulps of each.
 	v += 16 * unitRoundoff * (lfl + 1 + math.Abs(v))
@@ -134,6 +120,30 @@ func logFactorials() []float64 {
 		}
 	})
 	return logFactTable
+}
+
+// logSumExpUpper returns an upper bound on log sum_i e^{xs_i}: terms below
+// e^{-40} of the largest are not exponentiated but each counted as e^{-40}
+// of it (as in millerLogMoments), which can only round the sum up.
+func logSumExpUpper(xs []float64) float64 {
+	mx := math.Inf(-1)
+	for _, x := range xs {
+		if x > mx {
+			mx = x
+		}
+	}
+	if math.IsInf(mx, 0) {
+		return mx
+	}
+	s, skipped, cut := 0.0, 0, mx-40
+	for _, x := range xs {
+		if x < cut {
+			skipped++
+			continue
+		}
+		s += math.Exp(x - mx)
+	}
+	return mx + math.Log(s+float64(skipped)*math.Exp(-40))
 }
 
 // logSumExp returns log sum_i e^{xs_i}.

@@ -1,0 +1,374 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/calibrate"
+	"github.com/spf13/cobra"
+)
+
+// Parameters `shuffledp calibrate --solve` can solve for.
+const (
+	solveSigma = "sigma"
+	solveSteps = "steps"
+	solveEps0  = "eps0"
+	solveK     = "k"
+)
+
+// Search ranges of the continuous parameters, and the decimal digits the
+// answer is rounded to (in the conservative direction, then re-evaluated).
+const (
+	sigmaSearchMin = 0.01
+	sigmaSearchMax = 1e4
+	eps0SearchMin  = 1e-4
+	eps0SearchMax  = 64
+	stepsSearchMax = 1 << 40
+	calibrateTol   = 1e-7
+	calibrateDigit = 7
+)
+
+func init() { rootCmd.AddCommand(newCalibrateCmd()) }
+
+// calibrateOutput is the JSON of `shuffledp calibrate --json`: the solved
+// value, the account row at that value (epsilon <= target) and the
+// parameters of the mechanism.
+type calibrateOutput struct {
+	Solve         string  `json:"solve"`
+	Value         float64 `json:"value"`
+	TargetEpsilon float64 `json:"target_epsilon"`
+	accountRow
+	// NextEpsilon is the epsilon at value+1 (integer parameters): > target
+	// unless value is the end of the search range.
+	NextEpsilon *float64 `json:"next_epsilon,omitempty"`
+	// Evaluations counts the accountant evaluations of the search.
+	Evaluations int      `json:"evaluations"`
+	Mechanism   string   `json:"mechanism"`
+	N           int64    `json:"n"`
+	K           *int64   `json:"k,omitempty"`
+	Rate        *float64 `json:"rate,omitempty"`
+	Eps0        *float64 `json:"eps0,omitempty"`
+	Sigma       *float64 `json:"sigma,omitempty"`
+	Steps       int64    `json:"steps"`
+}
+
+func newCalibrateCmd() *cobra.Command {
+	var (
+		req        accountRequest
+		ordersSpec string
+		asJSON     bool
+		target     float64
+		solve      string
+	)
+	cmd := &cobra.Command{
+		Use:   "calibrate",
+		Short: "Solve for sigma, steps, eps0 or k so that the (epsilon, delta) spent meets a target",
+		Long: `calibrate finds, for a target (--epsilon, --delta), the value of one parameter
+(--solve) at which ` + "`shuffledp account`" + ` with the same flags reports an epsilon
+<= the target, and the best such value:
+
+  --solve sigma  the smallest noise multiplier (Gaussian mechanisms)
+  --solve steps  the largest number of rounds T (every mechanism)
+  --solve eps0   the largest LDP parameter eps0 (shuffle, subsampled-shuffle)
+  --solve k      the largest number of clients sampled per round at fixed n
+                 (subsampled-shuffle, subsampled-shuffle-gaussian; epsilon is
+                 non-decreasing in k)
+
+The other flags are those of account (--mechanism, --bound, --n, --k, --rate,
+--eps0, --sigma, --steps, --orders); --bound all is not allowed, lower bounds
+are refused. The search brackets the answer and narrows it (Illinois regula
+falsi for sigma and eps0, to a relative 1e-7, then rounded to 7 significant
+digits in the safe direction; integer bisection for steps and k, exact). The
+reported epsilon is the one account reports at the reported value, never above
+the target. For Gaussian mechanisms the answer inherits Thm 1's worst-case-pair
+assumption (see account --help).`,
+		Example: `  shuffledp calibrate --mechanism shuffle-gaussian --n 60000 --steps 100 --delta 1e-5 --epsilon 1 --solve sigma
+  shuffledp calibrate --mechanism subsampled-shuffle --n 1e6 --k 1000 --eps0 2 --delta 1e-8 --epsilon 4 --solve steps --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			given := func(name string) bool { return cmd.Flags().Changed(name) }
+			if !given("epsilon") {
+				return fmt.Errorf("--epsilon (the target) is required")
+			}
+			if !(target > 0) || math.IsInf(target, 0) {
+				return fmt.Errorf("--epsilon must be positive and finite, got %g", target)
+			}
+			if !given("solve") {
+				return fmt.Errorf("--solve is required: one of %s, %s, %s, %s", solveSigma, solveSteps, solveEps0, solveK)
+			}
+			if req.Bound == "all" {
+				return fmt.Errorf("--bound all is not one bound; calibrate to one bound (default %s)", accounting.BoundBest)
+			}
+			orders, err := accounting.ParseOrders(ordersSpec)
+			if err != nil {
+				return fmt.Errorf("--orders: %w", err)
+			}
+			req.Orders = orders
+			req.Given = given
+			out, err := runCalibration(req, solve, target)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			writeCalibrateText(cmd.OutOrStdout(), out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&target, "epsilon", 0, "target epsilon (required)")
+	f.StringVar(&solve, "solve", "", "parameter to solve for: sigma|steps|eps0|k (required)")
+	f.StringVar(&req.Mechanism, "mechanism", accounting.MechanismSubsampledShuffle, "mechanism: "+strings.Join(sortedKeys(accountMechanisms), "|"))
+	f.StringVar(&req.Bound, "bound", accounting.BoundBest, "bound to calibrate to (see account --help)")
+	req.N, req.K, req.Steps = 1000000, 1000, 100000
+	f.Var(countFlag{&req.N}, "n", "number of clients n (1e6 notation accepted)")
+	f.Var(countFlag{&req.K}, "k", "clients sampled per round k")
+	f.Float64Var(&req.Rate, "rate", 0, "check-in probability (checkin-gaussian)")
+	f.Float64Var(&req.Eps0, "eps0", 2, "LDP parameter eps0 (LDP mechanisms)")
+	f.Float64Var(&req.Sigma, "sigma", 0, "noise multiplier sigma (Gaussian mechanisms)")
+	f.Var(countFlag{&req.Steps}, "steps", "number of rounds T")
+	f.Float64Var(&req.Delta, "delta", 1e-8, "target delta in (0,1)")
+	f.StringVar(&ordersSpec, "orders", "", `Rényi orders: "lo:hi", a comma list, or empty for the mechanism's default grid`)
+	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+// runCalibration solves req for the parameter solve so that the epsilon of
+// `account` at the same request is <= target.
+func runCalibration(req accountRequest, solve string, target float64) (calibrateOutput, error) {
+	h, ok := accountMechanisms[req.Mechanism]
+	if !ok {
+		return calibrateOutput{}, fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(sortedKeys(accountMechanisms), ", "), req.Mechanism)
+	}
+	gauss := isGaussianMechanism(req.Mechanism)
+	switch solve {
+	case solveSigma:
+		if !gauss {
+			return calibrateOutput{}, fmt.Errorf("--solve sigma needs a Gaussian --mechanism (%s, %s, %s); for %s solve eps0",
+				mechShuffleGaussian, mechSubsampledShuffleGaussian, mechCheckInGaussian, req.Mechanism)
+		}
+	case solveEps0:
+		if gauss {
+			return calibrateOutput{}, fmt.Errorf("--solve eps0 needs an LDP --mechanism (%s, %s); for %s solve sigma",
+				accounting.MechanismShuffle, accounting.MechanismSubsampledShuffle, req.Mechanism)
+		}
+	case solveK:
+		if req.Mechanism != accounting.MechanismSubsampledShuffle && req.Mechanism != mechSubsampledShuffleGaussian {
+			return calibrateOutput{}, fmt.Errorf("--solve k needs --mechanism %s or %s (k of n sampled per round), got %s",
+				accounting.MechanismSubsampledShuffle, mechSubsampledShuffleGaussian, req.Mechanism)
+		}
+	case solveSteps:
+	default:
+		return calibrateOutput{}, fmt.Errorf("--solve must be one of %s, %s, %s, %s, got %q", solveSigma, solveSteps, solveEps0, solveK, solve)
+	}
+	if req.Given(solve) {
+		return calibrateOutput{}, fmt.Errorf("--%s is what --solve %s solves for; omit it", solve, solve)
+	}
+	given := req.Given
+	req.Given = func(name string) bool { return name == solve || given(name) }
+	// Placeholders so that the request validates; the search sets them.
+	switch solve {
+	case solveSigma:
+		req.Sigma = 1
+	case solveEps0:
+		req.Eps0 = 1
+	case solveK:
+		req.K = 1
+	case solveSteps:
+		req.Steps = 1
+	}
+	if err := validateAccountRequest(req); err != nil {
+		return calibrateOutput{}, err
+	}
+
+	// eval is `account` at one parameter value.
+	eval := func(r accountRequest) (accountRow, error) {
+		rows, err := h(r)
+		if err != nil {
+			return accountRow{}, err
+		}
+		if len(rows) != 1 {
+			return accountRow{}, fmt.Errorf("internal error: %d rows for --bound %s", len(rows), r.Bound)
+		}
+		row := rows[0]
+		if err := checkRow(row); err != nil {
+			return accountRow{}, err
+		}
+		if row.Lower {
+			return accountRow{}, fmt.Errorf("--bound %s is a lower bound: calibrating to it would guarantee nothing", r.Bound)
+		}
+		return row, nil
+	}
+	with := func(x float64) accountRequest {
+		r := req
+		switch solve {
+		case solveSigma:
+			r.Sigma = x
+		case solveEps0:
+			r.Eps0 = x
+		case solveK:
+			r.K = int64(x)
+		case solveSteps:
+			r.Steps = int64(x)
+		}
+		return r
+	}
+	epsAt := func(x float64) (float64, error) {
+		row, err := eval(with(x))
+		return row.Epsilon, err
+	}
+	epsAtInt := func(x int64) (float64, error) { return epsAt(float64(x)) }
+
+	var (
+		value float64
+		evals int
+		hi    int64 // end of the integer range
+		err   error
+	)
+	switch solve {
+	case solveSigma:
+		var r calibrate.Result
+		r, err = calibrate.SmallestFeasible(epsAt, target, sigmaSearchMin, 1, sigmaSearchMax, calibrateTol)
+		value, evals = r.Value, r.Evaluations
+		if err == nil {
+			value = roundSafe(value, true, target, epsAt)
+		}
+	case solveEps0:
+		var r calibrate.Result
+		r, err = calibrate.LargestFeasible(epsAt, target, eps0SearchMin, 1, eps0SearchMax, calibrateTol)
+		value, evals = r.Value, r.Evaluations
+		if err == nil {
+			value = roundSafe(value, false, target, epsAt)
+		}
+	case solveK, solveSteps:
+		lo := int64(1)
+		hi = stepsSearchMax
+		if solve == solveK {
+			hi = req.N
+		}
+		var r calibrate.IntResult
+		r, err = calibrate.LargestFeasibleInt(epsAtInt, target, lo, hi)
+		value, evals = float64(r.Value), r.Evaluations
+	}
+	if err != nil {
+		if errors.Is(err, calibrate.ErrUnreachable) {
+			return calibrateOutput{}, fmt.Errorf("--epsilon %g is unreachable by varying --%s: %w", target, solve, err)
+		}
+		return calibrateOutput{}, fmt.Errorf("calibrating --%s: %w", solve, err)
+	}
+	final := with(value)
+	row, err := eval(final)
+	if err != nil {
+		return calibrateOutput{}, err
+	}
+	if row.Epsilon > target {
+		return calibrateOutput{}, fmt.Errorf("internal error: epsilon %g at --%s %g exceeds the target %g", row.Epsilon, solve, value, target)
+	}
+	out := calibrateOutput{Solve: solve, Value: value, TargetEpsilon: target, accountRow: row, Evaluations: evals,
+		Mechanism: final.Mechanism, N: final.N, Steps: final.Steps}
+	if (solve == solveK || solve == solveSteps) && int64(value) < hi {
+		next, err := eval(with(value + 1))
+		if err == nil {
+			out.NextEpsilon = &next.Epsilon
+		}
+	}
+	if value == sigmaSearchMin && solve == solveSigma || value == eps0SearchMax && solve == solveEps0 ||
+		value == stepsSearchMax && solve == solveSteps {
+		out.Note = strings.TrimSpace(fmt.Sprintf("end of the search range: the target allows more; %s", out.Note))
+	}
+	switch final.Mechanism {
+	case accounting.MechanismShuffle:
+		out.Eps0 = &final.Eps0
+	case accounting.MechanismSubsampledShuffle:
+		out.K, out.Eps0 = &final.K, &final.Eps0
+	case mechShuffleGaussian:
+		out.Sigma = &final.Sigma
+	case mechSubsampledShuffleGaussian:
+		out.K, out.Sigma = &final.K, &final.Sigma
+	case mechCheckInGaussian:
+		out.Rate, out.Sigma = &final.Rate, &final.Sigma
+	default:
+		if final.Given("sigma") {
+			out.Sigma = &final.Sigma
+		} else {
+			out.Eps0 = &final.Eps0
+		}
+	}
+	return out, nil
+}
+
+// roundSafe rounds x to calibrateDigit significant digits, up when larger x
+// spends less (sigma) and down otherwise (eps0), so that the printed value is
+// itself the answer; it keeps x if the rounded value does not meet the target
+// (a non-monotone bound) or cannot be evaluated.
+func roundSafe(x float64, up bool, target float64, eps func(float64) (float64, error)) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'e', calibrateDigit-1, 64), 64)
+	if err != nil {
+		return x
+	}
+	if up && r < x || !up && r > x {
+		exp := math.Floor(math.Log10(math.Abs(x)))
+		unit := math.Pow(10, exp-float64(calibrateDigit-1))
+		if up {
+			r += unit
+		} else {
+			r -= unit
+		}
+		if r, err = strconv.ParseFloat(strconv.FormatFloat(r, 'e', calibrateDigit-1, 64), 64); err != nil {
+			return x
+		}
+	}
+	if up && r < x || !up && r > x || r <= 0 {
+		return x
+	}
+	if e, err := eps(r); err != nil || e > target {
+		return x
+	}
+	return r
+}
+
+func writeCalibrateText(w io.Writer, o calibrateOutput) {
+	val := strconv.FormatFloat(o.Value, 'g', -1, 64)
+	if o.Solve == solveSteps || o.Solve == solveK {
+		val = strconv.FormatFloat(o.Value, 'f', 0, 64)
+	}
+	fmt.Fprintf(w, "%s = %s: epsilon %.10g <= target %g at delta %g (mechanism %s, n=%d", o.Solve, val, o.Epsilon, o.TargetEpsilon, o.Delta, o.Mechanism, o.N)
+	if o.K != nil {
+		fmt.Fprintf(w, ", k=%d", *o.K)
+	}
+	if o.Rate != nil {
+		fmt.Fprintf(w, ", rate=%g", *o.Rate)
+	}
+	if o.Eps0 != nil {
+		fmt.Fprintf(w, ", eps0=%g", *o.Eps0)
+	}
+	if o.Sigma != nil {
+		fmt.Fprintf(w, ", sigma=%g", *o.Sigma)
+	}
+	fmt.Fprintf(w, ", steps=%d; bound %s", o.Steps, o.Bound)
+	if o.Winner != "" {
+		fmt.Fprintf(w, " won by %s", o.Winner)
+	}
+	if o.Order > 0 {
+		fmt.Fprintf(w, ", order %g", o.Order)
+	}
+	fmt.Fprintf(w, "; %d evaluations)\n", o.Evaluations)
+	if o.NextEpsilon != nil {
+		fmt.Fprintf(w, "%s = %d would spend epsilon %.10g\n", o.Solve, int64(o.Value)+1, *o.NextEpsilon)
+	}
+	if o.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", o.Note)
+	}
+	if o.AtGridEdge {
+		fmt.Fprintf(w, "warning: the optimal order %g is at the edge of the grid; widen --orders\n", o.Order)
+	}
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func runCalibrate(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newCalibrateCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+// accountEpsilon runs `account --json` and returns its epsilon.
+func accountEpsilon(t *testing.T, args ...string) float64 {
+	t.Helper()
+	out, err := runAccount(t, append(args, "--json")...)
+	if err != nil {
+		t.Fatalf("account %v: %v\n%s", args, err, out)
+	}
+	var v struct {
+		Epsilon float64 `json:"epsilon"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("account %v: %v\n%s", args, err, out)
+	}
+	return v.Epsilon
+}
+
+// TestCalibrateProperty: for every mechanism and solvable parameter, the
+// achieved epsilon is <= the target, `account` with the solved value reports
+// exactly that epsilon, and one step further (value+1 for integers, a
+// relative 2e-6 for sigma and eps0, beyond the search tolerance and the
+// 7-digit rounding) exceeds the target.
+func TestCalibrateProperty(t *testing.T) {
+	sg := []string{"--mechanism", "shuffle-gaussian", "--n", "60000", "--delta", "1e-5"}
+	ssg := []string{"--mechanism", "subsampled-shuffle-gaussian", "--n", "60000", "--delta", "1e-5", "--orders", "2:64"}
+	ci := []string{"--mechanism", "checkin-gaussian", "--n", "60000", "--rate", "0.01", "--delta", "1e-5", "--orders", "2:32"}
+	ldp := []string{"--mechanism", "subsampled-shuffle", "--n", "1e6", "--delta", "1e-8"}
+	for _, c := range []struct {
+		base   []string
+		solve  string
+		fixed  []string
+		target float64
+	}{
+		{sg, "sigma", []string{"--steps", "100"}, 0.5},
+		{sg, "sigma", []string{"--steps", "100"}, 4},
+		{sg, "sigma", []string{"--steps", "1"}, 0.01},
+		{sg, "steps", []string{"--sigma", "9.48"}, 1},
+		{ssg, "sigma", []string{"--k", "600", "--steps", "1000"}, 1},
+		{ssg, "steps", []string{"--k", "600", "--sigma", "2"}, 1},
+		{ssg, "k", []string{"--sigma", "2", "--steps", "1000"}, 1},
+		{ci, "sigma", []string{"--steps", "10"}, 2},
+		{ci, "steps", []string{"--sigma", "5"}, 2},
+		{ldp, "steps", []string{"--k", "1000", "--eps0", "2"}, 4},
+		{ldp, "eps0", []string{"--k", "1000", "--steps", "100000"}, 1},
+		{ldp, "eps0", []string{"--k", "1000", "--steps", "100000"}, 3},
+		{ldp, "k", []string{"--eps0", "2", "--steps", "100000"}, 1},
+		{[]string{"--mechanism", "shuffle", "--n", "1e5", "--delta", "1e-6", "--steps", "1"}, "eps0", nil, 1},
+	} {
+		tgt := strconv.FormatFloat(c.target, 'g', -1, 64)
+		args := append(append(append([]string{}, c.base...), c.fixed...), "--solve", c.solve, "--epsilon", tgt, "--json")
+		out, err := runCalibrate(t, args...)
+		if err != nil {
+			t.Errorf("%v: %v\n%s", args, err, out)
+			continue
+		}
+		var v calibrateOutput
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("%v: not one JSON object: %v\n%s", args, err, out)
+		}
+		if v.Solve != c.solve || v.TargetEpsilon != c.target || !(v.Epsilon > 0 && v.Epsilon <= c.target) || v.Evaluations < 2 {
+			t.Errorf("%v: %+v", args, v)
+			continue
+		}
+		acct := append(append([]string{}, c.base...), c.fixed...)
+		val := strconv.FormatFloat(v.Value, 'g', -1, 64)
+		if c.solve == "k" || c.solve == "steps" {
+			val = strconv.FormatInt(int64(v.Value), 10)
+		}
+		if e := accountEpsilon(t, append(acct, "--"+c.solve, val)...); e != v.Epsilon {
+			t.Errorf("%v: account at %s=%s gives %.17g, calibrate reported %.17g", args, c.solve, val, e, v.Epsilon)
+		}
+		// One step beyond the answer spends more than the target.
+		var beyond string
+		switch c.solve {
+		case "sigma":
+			beyond = strconv.FormatFloat(v.Value*(1-2e-6), 'g', -1, 64)
+		case "eps0":
+			beyond = strconv.FormatFloat(v.Value*(1+2e-6), 'g', -1, 64)
+		default:
+			beyond = strconv.FormatInt(int64(v.Value)+1, 10)
+			if v.NextEpsilon == nil || !(*v.NextEpsilon > c.target) {
+				t.Errorf("%v: next_epsilon %v, want > target", args, v.NextEpsilon)
+			}
+		}
+		if e := accountEpsilon(t, append(acct, "--"+c.solve, beyond)...); !(e > c.target) {
+			t.Errorf("%v: %s=%s (beyond the answer %s) still meets the target: epsilon %g", args, c.solve, beyond, val, e)
+		}
+	}
+}
+
+// TestCalibrateText: the default output is one human-readable line with the
+// answer and the epsilon it spends.
+func TestCalibrateText(t *testing.T) {
+	out, err := runCalibrate(t, "--mechanism", "shuffle-gaussian", "--n", "60000", "--sigma", "9.48",
+		"--delta", "1e-5", "--epsilon", "1", "--solve", "steps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"steps = 327664: epsilon 0.9999987799", "<= target 1", "steps = 327665 would spend epsilon 1.000000458", "worst-case pair"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+// TestCalibrateErrors: unreachable targets and bad flags fail with a message
+// naming the flag.
+func TestCalibrateErrors(t *testing.T) {
+	sg := []string{"--mechanism", "shuffle-gaussian", "--n", "1000", "--steps", "10", "--epsilon", "1"}
+	ldp := []string{"--mechanism", "subsampled-shuffle", "--n", "1e6", "--k", "1000", "--epsilon", "1"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--solve", "sigma", "--mechanism", "shuffle-gaussian"}, "--epsilon"},
+		{append(sg, "--solve", "sigma", "--epsilon", "0"), "--epsilon"},
+		{append(sg, "--solve", "sigma", "--epsilon", "Inf"), "--epsilon"},
+		{sg, "--solve"},
+		{append(sg, "--solve", "rate"), "--solve"},
+		{append(sg, "--solve", "sigma", "--sigma", "2"), "--sigma"},
+		{append(sg, "--solve", "eps0"), "--solve eps0"},
+		{append(sg, "--solve", "k"), "--solve k"},
+		{[]string{"--mechanism", "shuffle-gaussian", "--epsilon", "1", "--solve", "steps"}, "--sigma"},
+		{append(sg, "--solve", "sigma", "--bound", "all"), "--bound"},
+		{append(sg, "--solve", "sigma", "--delta", "2"), "--delta"},
+		{append(sg, "--solve", "sigma", "--mechanism", "nope"), "--mechanism"},
+		{append(ldp, "--solve", "sigma"), "--solve sigma"},
+		{append(ldp, "--solve", "k"), "--k"},
+		{append(ldp, "--solve", "eps0", "--steps", "10", "--bound", "neurips21-lower"), "lower bound"},
+		// Unreachable: eq. (10)'s j >= 3 terms do not vanish as sigma grows.
+		{[]string{"--mechanism", "checkin-gaussian", "--n", "60000", "--rate", "0.1", "--steps", "100", "--delta", "1e-5",
+			"--orders", "2:32", "--epsilon", "1", "--solve", "sigma"}, "unreachable"},
+		// Unreachable: one round already spends more.
+		{[]string{"--mechanism", "shuffle-gaussian", "--n", "10", "--sigma", "1", "--delta", "1e-5",
+			"--epsilon", "0.01", "--solve", "steps"}, "unreachable"},
+	} {
+		out, err := runCalibrate(t, c.args...)
+		if err == nil {
+			t.Errorf("%v: accepted\n%s", c.args, out)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %q does not mention %q", c.args, err, c.want)
+		}
+	}
+}
