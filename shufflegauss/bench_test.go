@@ -49,3 +49,20 @@ func BenchmarkCheckInOrders2to64(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSubsampledOrders2to4096 is eq. (10) at every integer order
+// 2..4096 for k=600 of n=60000, sigma=2 (the account default grid): binary
+// powering of the 600-client moments plus one O(lambda) sum per order.
+func BenchmarkSubsampledOrders2to4096(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		s, _ := NewSubsampled(2, 60000, 600)
+		if _, err := s.RDP(4096); err != nil { // build the moment table once
+			b.Fatal(err)
+		}
+		for o := 2; o <= 4096; o++ {
+			if _, err := s.RDP(float64(o)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -164,3 +164,55 @@ func TestCalibrateErrors(t *testing.T) {
 		}
 	}
 }
+
+// benchmarkCalibrate times one `shuffledp calibrate` call from cold curve
+// caches.
+func benchmarkCalibrate(b *testing.B, args ...string) {
+	for i := 0; i < b.N; i++ {
+		gaussianCurves.Lock()
+		clear(gaussianCurves.m)
+		gaussianCurves.Unlock()
+		cmd := newCalibrateCmd()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetArgs(args)
+		if err := cmd.Execute(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCalibrateSigmaShuffleGaussian: the smallest sigma for eps <= 1 at
+// n=60000, T=100, delta=1e-5 (every integer order to 4096 per evaluation).
+func BenchmarkCalibrateSigmaShuffleGaussian(b *testing.B) {
+	benchmarkCalibrate(b, "--mechanism", "shuffle-gaussian", "--n", "60000", "--steps", "100",
+		"--delta", "1e-5", "--epsilon", "1", "--solve", "sigma")
+}
+
+// BenchmarkCalibrateStepsShuffleGaussian: the largest T for eps <= 1 at
+// n=60000, sigma=9.48 (one curve, composed once per evaluation).
+func BenchmarkCalibrateStepsShuffleGaussian(b *testing.B) {
+	benchmarkCalibrate(b, "--mechanism", "shuffle-gaussian", "--n", "60000", "--sigma", "9.48",
+		"--delta", "1e-5", "--epsilon", "1", "--solve", "steps")
+}
+
+// BenchmarkCalibrateSigmaSubsampledGaussian: k=600 of n=60000, T=1000; the
+// inner shuffle of 600 clients needs binary powering up to order 4096.
+func BenchmarkCalibrateSigmaSubsampledGaussian(b *testing.B) {
+	benchmarkCalibrate(b, "--mechanism", "subsampled-shuffle-gaussian", "--n", "60000", "--k", "600",
+		"--steps", "1000", "--delta", "1e-5", "--epsilon", "1", "--solve", "sigma")
+}
+
+// BenchmarkCalibrateEps0SubsampledShuffle: the largest eps0 for eps <= 1 in
+// the NeurIPS'21 Fig. 2a setting (n=1e6, k=1000, T=1e5, delta=1e-8).
+func BenchmarkCalibrateEps0SubsampledShuffle(b *testing.B) {
+	benchmarkCalibrate(b, "--mechanism", "subsampled-shuffle", "--n", "1e6", "--k", "1000",
+		"--steps", "100000", "--delta", "1e-8", "--epsilon", "1", "--solve", "eps0")
+}
+
+// BenchmarkCalibrateKSubsampledShuffle: the largest k for eps <= 1 in the
+// same setting at eps0=2.
+func BenchmarkCalibrateKSubsampledShuffle(b *testing.B) {
+	benchmarkCalibrate(b, "--mechanism", "subsampled-shuffle", "--n", "1e6", "--eps0", "2",
+		"--steps", "100000", "--delta", "1e-8", "--epsilon", "1", "--solve", "k")
+}
