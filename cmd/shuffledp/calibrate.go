@@ -236,9 +236,17 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 	)
 	switch solve {
 	case solveSigma:
-		var r calibrate.Result
-		r, err = calibrate.SmallestFeasible(epsAt, target, sigmaSearchMin, 1, sigmaSearchMax, calibrateTol)
-		value, evals = r.Value, r.Evaluations
+		// Bracket within a factor 2 first (from sigma = 1, halving or
+		// doubling): Illinois then needs far fewer steps than from the
+		// whole range, where epsilon spans many decades.
+		var lo, hi float64
+		var pre int
+		lo, hi, pre, err = bracketDecreasing(epsAt, target, 1, sigmaSearchMin, sigmaSearchMax)
+		if err == nil {
+			var r calibrate.Result
+			r, err = calibrate.SmallestFeasible(epsAt, target, lo, hi, hi, calibrateTol)
+			value, evals = r.Value, pre+r.Evaluations
+		}
 		if err == nil {
 			value = roundSafe(value, true, target, epsAt)
 		}
@@ -304,6 +312,48 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 		}
 	}
 	return out, nil
+}
+
+// bracketDecreasing returns lo < hi = 2 lo (clamped to [min, max]) with
+// eps(lo) > target >= eps(hi), for eps non-increasing in x, by halving or
+// doubling from x0; lo = hi = min when min itself meets the target. It
+// counts its evaluations. The curves are memoised, so the solver's
+// re-evaluation of lo and hi costs little.
+func bracketDecreasing(eps calibrate.EpsilonFunc, target, x0, min, max float64) (lo, hi float64, n int, err error) {
+	e0, err := eps(x0)
+	n++
+	if err != nil {
+		return 0, 0, n, err
+	}
+	if e0 <= target {
+		hi = x0
+		for hi > min {
+			x := math.Max(hi/2, min)
+			e, err := eps(x)
+			n++
+			if err != nil {
+				return 0, 0, n, err
+			}
+			if e > target {
+				return x, hi, n, nil
+			}
+			hi = x
+		}
+		return min, min, n, nil
+	}
+	lo, e := x0, e0
+	for lo < max {
+		x := math.Min(2*lo, max)
+		if e, err = eps(x); err != nil {
+			return 0, 0, n + 1, err
+		}
+		n++
+		if e <= target {
+			return lo, x, n, nil
+		}
+		lo = x
+	}
+	return 0, 0, n, fmt.Errorf("%w: epsilon %g > %g even at the largest value %g", calibrate.ErrUnreachable, e, target, max)
 }
 
 // roundSafe rounds x to calibrateDigit significant digits, up when larger x
