@@ -289,9 +289,17 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 			out.NextEpsilon = &next.Epsilon
 		}
 	}
-	if value == sigmaSearchMin && solve == solveSigma || value == eps0SearchMax && solve == solveEps0 ||
-		value == stepsSearchMax && solve == solveSteps {
-		out.Note = strings.TrimSpace(fmt.Sprintf("end of the search range: the target allows more; %s", out.Note))
+	edge := ""
+	switch {
+	case solve == solveSigma && value == sigmaSearchMin:
+		edge = fmt.Sprintf("search floor sigma = %g reached: a smaller sigma may meet the target too", sigmaSearchMin)
+	case solve == solveEps0 && value == eps0SearchMax:
+		edge = fmt.Sprintf("search ceiling eps0 = %g reached: a larger eps0 may meet the target too", float64(eps0SearchMax))
+	case solve == solveSteps && value == stepsSearchMax:
+		edge = fmt.Sprintf("search ceiling steps = %d reached: more steps may meet the target too", int64(stepsSearchMax))
+	}
+	if edge != "" {
+		out.Note = strings.TrimSpace(edge + "; " + out.Note)
 	}
 	switch final.Mechanism {
 	case accounting.MechanismShuffle:

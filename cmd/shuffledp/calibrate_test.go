@@ -123,6 +123,15 @@ func TestCalibrateText(t *testing.T) {
 	}
 }
 
+// TestCalibrateSearchEdge: an answer at the end of the search range says so.
+func TestCalibrateSearchEdge(t *testing.T) {
+	out, err := runCalibrate(t, "--mechanism", "shuffle-gaussian", "--n", "100", "--steps", "0",
+		"--epsilon", "1", "--solve", "sigma")
+	if err != nil || !strings.Contains(out, "sigma = 0.01: epsilon 0 ") || !strings.Contains(out, "search floor sigma = 0.01 reached") {
+		t.Errorf("steps 0: %v\n%s", err, out)
+	}
+}
+
 // TestCalibrateErrors: unreachable targets and bad flags fail with a message
 // naming the flag.
 func TestCalibrateErrors(t *testing.T) {
