@@ -70,6 +70,42 @@ func TestMonotoneInK(t *testing.T) {
 	}
 }
 
+// TestMonotoneInN: more clients can only help. At fixed k the sampling
+// ratio k/n falls as n grows (every subsampled bound is non-increasing in
+// n), and without subsampling more reports hide each one (CCS'21 bounds are
+// non-increasing in n).
+func TestMonotoneInN(t *testing.T) {
+	ns := []int64{1000, 3000, 10000, 100000, 1000000, 10000000}
+	for _, b := range []string{BoundNeurIPS21Upper, BoundCCS21WBK19, BoundBest} {
+		prev := math.Inf(1)
+		for _, n := range ns {
+			m, err := NewBound(MechanismSubsampledShuffle, b, n, 1000, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := epsilonOf(t, m, 1000, 1e-6, nil).Epsilon
+			if e > prev*(1+1e-12) {
+				t.Errorf("%s k=1000: eps(n=%d) = %g > eps at smaller n %g", b, n, e, prev)
+			}
+			prev = e
+		}
+	}
+	for _, b := range []string{BoundCCS21Upper1, BoundCCS21Upper2, BoundBest} {
+		prev := math.Inf(1)
+		for _, n := range ns {
+			m, err := NewBound(MechanismShuffle, b, n, n, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := epsilonOf(t, m, 100, 1e-6, nil).Epsilon
+			if e > prev*(1+1e-12) {
+				t.Errorf("shuffle %s: eps(n=%d) = %g > eps at smaller n %g", b, n, e, prev)
+			}
+			prev = e
+		}
+	}
+}
+
 func TestUpperAboveLowerAtEveryOrder(t *testing.T) {
 	for _, s := range propertySettings {
 		lo, _ := SubsampledShuffleLower(s.n, s.k, s.eps0)
