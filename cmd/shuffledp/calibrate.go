@@ -20,6 +20,7 @@ const (
 	solveSteps = "steps"
 	solveEps0  = "eps0"
 	solveK     = "k"
+	solveRate  = "rate"
 )
 
 // Search ranges of the continuous parameters, and the decimal digits the
@@ -29,6 +30,7 @@ const (
 	sigmaSearchMax = 1e4
 	eps0SearchMin  = 1e-4
 	eps0SearchMax  = 64
+	rateSearchMin  = 1e-9
 	stepsSearchMax = 1 << 40
 	calibrateTol   = 1e-7
 	calibrateDigit = 7
@@ -79,11 +81,12 @@ func newCalibrateCmd() *cobra.Command {
   --solve k      the largest number of clients sampled per round at fixed n
                  (subsampled-shuffle, subsampled-shuffle-gaussian; epsilon is
                  non-decreasing in k)
+  --solve rate   the largest check-in probability (checkin-gaussian)
 
 The other flags are those of account (--mechanism, --bound, --n, --k, --rate,
 --eps0, --sigma, --steps, --orders); --bound all is not allowed, lower bounds
 are refused. The search brackets the answer and narrows it (Illinois regula
-falsi for sigma and eps0, to a relative 1e-7, then rounded to 7 significant
+falsi for sigma, eps0 and rate, to a relative 1e-7, then rounded to 7 significant
 digits in the safe direction; integer bisection for steps and k, exact). The
 reported epsilon is the one account reports at the reported value, never above
 the target. For Gaussian mechanisms the answer inherits Thm 1's worst-case-pair
@@ -100,7 +103,7 @@ assumption (see account --help).`,
 				return fmt.Errorf("--epsilon must be positive and finite, got %g", target)
 			}
 			if !given("solve") {
-				return fmt.Errorf("--solve is required: one of %s, %s, %s, %s", solveSigma, solveSteps, solveEps0, solveK)
+				return fmt.Errorf("--solve is required: one of %s, %s, %s, %s, %s", solveSigma, solveSteps, solveEps0, solveK, solveRate)
 			}
 			if req.Bound == "all" {
 				return fmt.Errorf("--bound all is not one bound; calibrate to one bound (default %s)", accounting.BoundBest)
@@ -126,7 +129,7 @@ assumption (see account --help).`,
 	}
 	f := cmd.Flags()
 	f.Float64Var(&target, "epsilon", 0, "target epsilon (required)")
-	f.StringVar(&solve, "solve", "", "parameter to solve for: sigma|steps|eps0|k (required)")
+	f.StringVar(&solve, "solve", "", "parameter to solve for: sigma|steps|eps0|k|rate (required)")
 	f.StringVar(&req.Mechanism, "mechanism", accounting.MechanismSubsampledShuffle, "mechanism: "+strings.Join(sortedKeys(accountMechanisms), "|"))
 	f.StringVar(&req.Bound, "bound", accounting.BoundBest, "bound to calibrate to (see account --help)")
 	req.N, req.K, req.Steps = 1000000, 1000, 100000
@@ -166,9 +169,13 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 			return calibrateOutput{}, fmt.Errorf("--solve k needs --mechanism %s or %s (k of n sampled per round), got %s",
 				accounting.MechanismSubsampledShuffle, mechSubsampledShuffleGaussian, req.Mechanism)
 		}
+	case solveRate:
+		if req.Mechanism != mechCheckInGaussian {
+			return calibrateOutput{}, fmt.Errorf("--solve rate needs --mechanism %s, got %s", mechCheckInGaussian, req.Mechanism)
+		}
 	case solveSteps:
 	default:
-		return calibrateOutput{}, fmt.Errorf("--solve must be one of %s, %s, %s, %s, got %q", solveSigma, solveSteps, solveEps0, solveK, solve)
+		return calibrateOutput{}, fmt.Errorf("--solve must be one of %s, %s, %s, %s, %s, got %q", solveSigma, solveSteps, solveEps0, solveK, solveRate, solve)
 	}
 	if req.Given(solve) {
 		return calibrateOutput{}, fmt.Errorf("--%s is what --solve %s solves for; omit it", solve, solve)
@@ -185,6 +192,8 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 		req.K = 1
 	case solveSteps:
 		req.Steps = 1
+	case solveRate:
+		req.Rate = 1
 	}
 	if err := validateAccountRequest(req); err != nil {
 		return calibrateOutput{}, err
@@ -219,6 +228,8 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 			r.K = int64(x)
 		case solveSteps:
 			r.Steps = int64(x)
+		case solveRate:
+			r.Rate = x
 		}
 		return r
 	}
@@ -253,6 +264,13 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 	case solveEps0:
 		var r calibrate.Result
 		r, err = calibrate.LargestFeasible(epsAt, target, eps0SearchMin, 1, eps0SearchMax, calibrateTol)
+		value, evals = r.Value, r.Evaluations
+		if err == nil {
+			value = roundSafe(value, false, target, epsAt)
+		}
+	case solveRate:
+		var r calibrate.Result
+		r, err = calibrate.LargestFeasible(epsAt, target, rateSearchMin, 0.5, 1, calibrateTol)
 		value, evals = r.Value, r.Evaluations
 		if err == nil {
 			value = roundSafe(value, false, target, epsAt)
@@ -295,6 +313,8 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 		edge = fmt.Sprintf("search floor sigma = %g reached: a smaller sigma may meet the target too", sigmaSearchMin)
 	case solve == solveEps0 && value == eps0SearchMax:
 		edge = fmt.Sprintf("search ceiling eps0 = %g reached: a larger eps0 may meet the target too", float64(eps0SearchMax))
+	case solve == solveRate && value == 1:
+		edge = "rate = 1 (every client checks in) meets the target"
 	case solve == solveSteps && value == stepsSearchMax:
 		edge = fmt.Sprintf("search ceiling steps = %d reached: more steps may meet the target too", int64(stepsSearchMax))
 	}

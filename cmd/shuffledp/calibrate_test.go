@@ -38,7 +38,7 @@ func accountEpsilon(t *testing.T, args ...string) float64 {
 // TestCalibrateProperty: for every mechanism and solvable parameter, the
 // achieved epsilon is <= the target, `account` with the solved value reports
 // exactly that epsilon, and one step further (value+1 for integers, a
-// relative 2e-6 for sigma and eps0, beyond the search tolerance and the
+// relative 2e-6 for sigma, eps0 and rate, beyond the search tolerance and the
 // 7-digit rounding) exceeds the target.
 func TestCalibrateProperty(t *testing.T) {
 	sg := []string{"--mechanism", "shuffle-gaussian", "--n", "60000", "--delta", "1e-5"}
@@ -60,6 +60,7 @@ func TestCalibrateProperty(t *testing.T) {
 		{ssg, "k", []string{"--sigma", "2", "--steps", "1000"}, 1},
 		{ci, "sigma", []string{"--steps", "10"}, 2},
 		{ci, "steps", []string{"--sigma", "5"}, 2},
+		{[]string{"--mechanism", "checkin-gaussian", "--n", "60000", "--delta", "1e-5", "--orders", "2:32"}, "rate", []string{"--sigma", "5", "--steps", "1000"}, 1},
 		{ldp, "steps", []string{"--k", "1000", "--eps0", "2"}, 4},
 		{ldp, "eps0", []string{"--k", "1000", "--steps", "100000"}, 1},
 		{ldp, "eps0", []string{"--k", "1000", "--steps", "100000"}, 3},
@@ -94,7 +95,7 @@ func TestCalibrateProperty(t *testing.T) {
 		switch c.solve {
 		case "sigma":
 			beyond = strconv.FormatFloat(v.Value*(1-2e-6), 'g', -1, 64)
-		case "eps0":
+		case "eps0", "rate":
 			beyond = strconv.FormatFloat(v.Value*(1+2e-6), 'g', -1, 64)
 		default:
 			beyond = strconv.FormatInt(int64(v.Value)+1, 10)
@@ -145,10 +146,12 @@ func TestCalibrateErrors(t *testing.T) {
 		{append(sg, "--solve", "sigma", "--epsilon", "0"), "--epsilon"},
 		{append(sg, "--solve", "sigma", "--epsilon", "Inf"), "--epsilon"},
 		{sg, "--solve"},
-		{append(sg, "--solve", "rate"), "--solve"},
+		{append(sg, "--solve", "n"), "--solve"},
 		{append(sg, "--solve", "sigma", "--sigma", "2"), "--sigma"},
 		{append(sg, "--solve", "eps0"), "--solve eps0"},
 		{append(sg, "--solve", "k"), "--solve k"},
+		{append(sg, "--solve", "rate"), "--solve rate"},
+		{[]string{"--mechanism", "checkin-gaussian", "--sigma", "5", "--rate", "0.1", "--epsilon", "1", "--solve", "rate"}, "--rate"},
 		{[]string{"--mechanism", "shuffle-gaussian", "--epsilon", "1", "--solve", "steps"}, "--sigma"},
 		{append(sg, "--solve", "sigma", "--bound", "all"), "--bound"},
 		{append(sg, "--solve", "sigma", "--delta", "2"), "--delta"},
