@@ -67,6 +67,29 @@ func init() {
 	rootCmd.AddCommand(newAccountCmd())
 }
 
+// fractionFlag is a float64 flag that also accepts a quotient "a/b", such
+// as --delta 1/60000 (delta = 1/n is common).
+type fractionFlag struct{ v *float64 }
+
+func (f fractionFlag) String() string { return strconv.FormatFloat(*f.v, 'g', -1, 64) }
+func (f fractionFlag) Type() string   { return "float" }
+func (f fractionFlag) Set(s string) error {
+	num, den, isFrac := strings.Cut(s, "/")
+	a, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil {
+		return fmt.Errorf("not a number or a quotient a/b: %q", s)
+	}
+	if isFrac {
+		b, err := strconv.ParseFloat(strings.TrimSpace(den), 64)
+		if err != nil || b == 0 {
+			return fmt.Errorf("not a number or a quotient a/b: %q", s)
+		}
+		a /= b
+	}
+	*f.v = a
+	return nil
+}
+
 // countFlag is an integer flag that also accepts exact float notation such
 // as 1e6.
 type countFlag struct{ v *int64 }
@@ -165,14 +188,23 @@ T=1e5, delta=1e-8, every bound side by side.`,
 	f.Float64Var(&req.Eps0, "eps0", 2, "LDP parameter eps0 of each client's randomizer")
 	f.Float64Var(&req.Sigma, "sigma", 0, "noise multiplier sigma (Gaussian mechanisms)")
 	f.Var(countFlag{&req.Steps}, "steps", "number of rounds T")
-	f.Float64Var(&req.Delta, "delta", 1e-8, "target delta in (0,1)")
+	req.Delta = 1e-8
+	f.Var(fractionFlag{&req.Delta}, "delta", "target delta in (0,1); a quotient such as 1/60000 is accepted")
 	f.StringVar(&ordersSpec, "orders", "", `Rényi orders: "lo:hi" (every integer), a comma list, or empty for the default grid`)
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }
 
+// accountHelp holds help paragraphs that the files registering extra
+// mechanisms add during package variable initialisation (before init builds
+// the command), e.g. the Gaussian mechanisms and their assumption.
+var accountHelp []string
+
 func accountMechanismHelp() string {
-	return `  (more mechanisms may be registered; see --mechanism)`
+	if len(accountHelp) == 0 {
+		return ""
+	}
+	return strings.Join(accountHelp, "\n")
 }
 
 func accountExtraBoundHelp() string {
@@ -303,13 +335,23 @@ func writeAccountJSON(w io.Writer, req accountRequest, rows []accountRow) error 
 		K         int64        `json:"k,omitempty"`
 		Eps0      float64      `json:"eps0,omitempty"`
 		Sigma     float64      `json:"sigma,omitempty"`
+		Rate      float64      `json:"rate,omitempty"`
 		Steps     int64        `json:"steps"`
 		All       []accountRow `json:"all,omitempty"`
 		Warnings  []string     `json:"warnings,omitempty"`
 	}
-	o := out{Mechanism: req.Mechanism, N: req.N, K: req.K, Eps0: req.Eps0, Sigma: req.Sigma, Steps: req.Steps}
-	if req.Mechanism == accounting.MechanismShuffle {
+	// Echo only the parameters the mechanism used: k for the subsampled
+	// mechanisms (n for shuffle), eps0 for the LDP ones, sigma and rate for
+	// the Gaussian ones.
+	o := out{Mechanism: req.Mechanism, N: req.N, Sigma: req.Sigma, Rate: req.Rate, Steps: req.Steps}
+	switch {
+	case req.Mechanism == accounting.MechanismShuffle:
 		o.K = req.N
+	case req.Mechanism == accounting.MechanismSubsampledShuffle || req.Given("k"):
+		o.K = req.K
+	}
+	if !req.Given("sigma") {
+		o.Eps0 = req.Eps0
 	}
 	main := rows[0]
 	if len(rows) > 1 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,13 +8,7 @@ import (
 
 func runAccountBaseline(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newAccountCmd()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), err
+	return runCmd(t, newAccountCmd, args...)
 }
 
 func TestAccountFMT20Baselines(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
@@ -10,13 +9,7 @@ import (
 
 func runAccount(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newAccountCmd()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), err
+	return runCmd(t, newAccountCmd, args...)
 }
 
 // TestAccountJSONContract checks the issue-2 contract: --json prints one
@@ -54,6 +47,21 @@ func TestAccountJSONContract(t *testing.T) {
 }
 
 // TestAccountBadInput: bad flags fail and name the parameter.
+// TestAccountDeltaQuotient: --delta 1/n is read as the quotient.
+func TestAccountDeltaQuotient(t *testing.T) {
+	out, err := runAccount(t, "--n", "60000", "--k", "600", "--delta", "1/60000", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Delta float64 }
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Delta != 1.0/60000 {
+		t.Errorf("delta = %g, want 1/60000", got.Delta)
+	}
+}
+
 func TestAccountBadInput(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -63,6 +71,9 @@ func TestAccountBadInput(t *testing.T) {
 		{[]string{"--k", "2000000"}, "k"},
 		{[]string{"--eps0", "-1"}, "eps0"},
 		{[]string{"--delta", "1"}, "delta"},
+		{[]string{"--delta", "2/1"}, "delta"},
+		{[]string{"--delta", "1/0"}, "delta"},
+		{[]string{"--delta", "one"}, "delta"},
 		{[]string{"--steps", "-3"}, "steps"},
 		{[]string{"--orders", "0.5:3"}, "order"},
 		{[]string{"--bound", "nope"}, "bound"},
@@ -75,6 +86,42 @@ func TestAccountBadInput(t *testing.T) {
 		}
 		if !strings.Contains(err.Error()+out, c.name) {
 			t.Errorf("%v: error %q does not name %q", c.args, err, c.name)
+		}
+	}
+}
+
+// TestAccountJSONEchoesUsedParameters: the JSON echoes only the parameters
+// the mechanism used (no eps0 or default k for the Gaussian mechanisms).
+func TestAccountJSONEchoesUsedParameters(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		present []string
+		absent  []string
+	}{
+		{[]string{"--mechanism", "checkin-gaussian", "--n", "1000", "--rate", "0.1", "--sigma", "5", "--steps", "10", "--orders", "2:20"},
+			[]string{"rate", "sigma", "n"}, []string{"eps0", "k"}},
+		{[]string{"--mechanism", "subsampled-shuffle-gaussian", "--n", "1000", "--k", "100", "--sigma", "5", "--steps", "10", "--orders", "2:20"},
+			[]string{"k", "sigma"}, []string{"eps0", "rate"}},
+		{[]string{"--mechanism", "shuffle", "--n", "1000", "--eps0", "1", "--steps", "10"},
+			[]string{"k", "eps0"}, []string{"sigma", "rate"}},
+	} {
+		out, err := runAccount(t, append(c.args, "--json")...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range c.present {
+			if _, ok := m[k]; !ok {
+				t.Errorf("%v: %q missing from %s", c.args, k, out)
+			}
+		}
+		for _, k := range c.absent {
+			if _, ok := m[k]; ok {
+				t.Errorf("%v: %q should not be echoed: %s", c.args, k, out)
+			}
 		}
 	}
 }

@@ -77,17 +77,8 @@ func registerGaussianMechanisms() bool {
 	for _, m := range []string{mechShuffleGaussian, mechSubsampledShuffleGaussian, mechCheckInGaussian} {
 		accountMechanisms[m] = accountGaussian
 	}
+	accountHelp = append(accountHelp, gaussianAccountHelp)
 	return true
-}
-
-func init() {
-	// account.go's init (earlier in file order) added the account command;
-	// document the Gaussian mechanisms and their assumption in its help.
-	for _, c := range rootCmd.Commands() {
-		if c.Name() == "account" {
-			c.Long += "\n" + gaussianAccountHelp
-		}
-	}
 }
 
 // isGaussianMechanism reports whether name is one of the shuffle Gaussian

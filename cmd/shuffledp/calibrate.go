@@ -139,7 +139,8 @@ assumption (see account --help).`,
 	f.Float64Var(&req.Eps0, "eps0", 2, "LDP parameter eps0 (LDP mechanisms)")
 	f.Float64Var(&req.Sigma, "sigma", 0, "noise multiplier sigma (Gaussian mechanisms)")
 	f.Var(countFlag{&req.Steps}, "steps", "number of rounds T")
-	f.Float64Var(&req.Delta, "delta", 1e-8, "target delta in (0,1)")
+	req.Delta = 1e-8
+	f.Var(fractionFlag{&req.Delta}, "delta", "target delta in (0,1); a quotient such as 1/60000 is accepted")
 	f.StringVar(&ordersSpec, "orders", "", `Rényi orders: "lo:hi", a comma list, or empty for the mechanism's default grid`)
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd

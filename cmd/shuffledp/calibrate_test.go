@@ -10,13 +10,7 @@ import (
 
 func runCalibrate(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newCalibrateCmd()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), err
+	return runCmd(t, newCalibrateCmd, args...)
 }
 
 // accountEpsilon runs `account --json` and returns its epsilon.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,13 +11,7 @@ import (
 
 func runDataCmd(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newDataCmd()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), err
+	return runCmd(t, newDataCmd, args...)
 }
 
 func TestDataFetchMNISTRequiresDir(t *testing.T) {

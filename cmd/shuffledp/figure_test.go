@@ -14,13 +14,7 @@ import (
 
 func runFigure(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newFigureCmd()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), err
+	return runCmd(t, newFigureCmd, args...)
 }
 
 func wantLabels() []string {

@@ -1,26 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/spf13/cobra"
 )
-
-// runCmd executes a freshly built subcommand with args and returns stdout.
-func runCmd(t *testing.T, newCmd func() *cobra.Command, args ...string) (string, error) {
-	t.Helper()
-	cmd := newCmd()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), err
-}
 
 // TestRandomizeContract checks the output contract scripts rely on: N lines,
 // each a JSON array of D numbers, whose mean is near the (clipped) input.

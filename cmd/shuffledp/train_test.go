@@ -12,13 +12,7 @@ import (
 
 func runTrainCmd(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newTrainCmd()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), err
+	return runCmd(t, newTrainCmd, args...)
 }
 
 // small is a fast private run on synthetic data: 200 clients, 20 per round
