@@ -28,7 +28,7 @@ const (
 const (
 	sigmaSearchMin = 0.01
 	sigmaSearchMax = 1e4
-	eps0SearchMin  = 1e-4
+	eps0SearchMin  = 1e-9
 	eps0SearchMax  = 64
 	rateSearchMin  = 1e-9
 	stepsSearchMax = 1 << 40
