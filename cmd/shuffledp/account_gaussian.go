@@ -37,9 +37,10 @@ const (
 	// gaussianMaxOrder is the largest order of the default grid of the
 	// Gaussian mechanisms.
 	gaussianMaxOrder = 4096
-	// checkInFirstMaxOrder is where the check-in default grid stops unless
-	// the optimum sits at its edge (every check-in order costs one eq. (10)
-	// sum per block of k).
+	// checkInFirstMaxOrder is where the check-in and subsampled default
+	// grids stop unless the optimum sits at their edge (every check-in order
+	// costs one eq. (10) sum per block of k; the subsampled mechanism's
+	// inner moments beyond k+1 clients need binary powering).
 	checkInFirstMaxOrder = 256
 )
 
@@ -60,8 +61,9 @@ Bounds (--bound; "best" is the default, "all" shows every applicable one):
   iclr23-eq13    Thm 3, eq. (13), the Chernoff relaxation of eq. (11)
 Default orders: every integer 2..4096 (the best order of Thm 1 sits just below a
 sharp transition near 2 sigma^2 log n, between the points of a sparse grid); for
-checkin-gaussian every integer 2..256, widened to the sparse grid up to 4096 when
-the optimum is at 256.
+subsampled-shuffle-gaussian every integer 2..256, widened to every integer up to
+4096 when the optimum is at 256; for checkin-gaussian every integer 2..256,
+widened to the sparse grid up to 4096 when the optimum is at 256.
 ASSUMPTION: Thm 1 is the Rényi divergence D_lambda(M(D')||M(D)) for the single
 pair D=(0,...,0), D'=(1,0,...,0). The paper asserts, without a proof we could
 check, that this pair and direction are the worst case over adjacent datasets.
@@ -283,7 +285,7 @@ func gaussianRow(req accountRequest, bound string, curve accounting.RDP) (accoun
 	adaptive := false
 	if !req.Given("orders") {
 		max := gaussianMaxOrder
-		if req.Mechanism == mechCheckInGaussian {
+		if req.Mechanism == mechCheckInGaussian || req.Mechanism == mechSubsampledShuffleGaussian {
 			max, adaptive = checkInFirstMaxOrder, true
 		}
 		orders = gaussianDefaultOrders(max)
@@ -293,10 +295,17 @@ func gaussianRow(req accountRequest, bound string, curve accounting.RDP) (accoun
 		return accountRow{}, fmt.Errorf("%s: %w", bound, err)
 	}
 	if adaptive && g.Order == checkInFirstMaxOrder {
-		// The optimum is at the edge: widen to the sparse grid up to 4096.
-		wide := append(orders, accounting.DefaultOrders()...)
-		sort.Float64s(wide)
-		wide = dedupOrders(wide)
+		// The optimum is at the edge: widen, for check-in to the sparse grid
+		// up to 4096 (each check-in order costs a sum over blocks of k), for
+		// the subsampled mechanism to every integer order up to 4096.
+		var wide []float64
+		if req.Mechanism == mechSubsampledShuffleGaussian {
+			wide = gaussianDefaultOrders(gaussianMaxOrder)
+		} else {
+			wide = append(orders, accounting.DefaultOrders()...)
+			sort.Float64s(wide)
+			wide = dedupOrders(wide)
+		}
 		if g, err = composeGaussian(curve, wide, req.Steps, req.Delta); err != nil {
 			return accountRow{}, fmt.Errorf("%s: %w", bound, err)
 		}

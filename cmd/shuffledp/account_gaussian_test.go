@@ -210,3 +210,31 @@ func TestAccountGaussianHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestSubsampledGaussianGridWidens: the subsampled mechanism's default grid
+// starts at integers 2..256 and widens to every integer up to 4096 when the
+// optimum sits at 256, so the answer equals the full grid's.
+func TestSubsampledGaussianGridWidens(t *testing.T) {
+	base := []string{"--mechanism", "subsampled-shuffle-gaussian", "--n", "60000", "--k", "30000",
+		"--sigma", "9.48", "--steps", "1", "--delta", "1e-5", "--json"}
+	get := func(extra ...string) (eps, order float64) {
+		out, err := runAccount(t, append(append([]string{}, base...), extra...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct{ Epsilon, Order float64 }
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Epsilon, r.Order
+	}
+	eps, order := get()
+	capEps, _ := get("--orders", "2:256")
+	fullEps, fullOrder := get("--orders", "2:4096")
+	if order <= 256 || eps >= capEps {
+		t.Errorf("default grid: eps %g at order %g; want an order above 256 beating the capped %g", eps, order, capEps)
+	}
+	if eps != fullEps || order != fullOrder {
+		t.Errorf("widened default grid gives %g at %g, every integer to 4096 gives %g at %g", eps, order, fullEps, fullOrder)
+	}
+}
