@@ -19,7 +19,7 @@ func subsampledShuffleCurve(n, k int, eps0 float64) (accounting.RDP, error) {
 }
 
 // tabulatedCurve is an RDP curve evaluated once on the accountant's default
-// order grid (about 0.2 s for the best bound at n = 60,000), so that the
+// order grid (a few ms for the best bound at n = 60,000), so that the
 // ledger's two accountants, and a ledger rebuilt on resume, do not evaluate
 // it again. Its values are exactly the underlying curve's at those orders;
 // other orders are reported unsupported, never interpolated.
