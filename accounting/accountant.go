@@ -174,29 +174,17 @@ func (a *Accountant) Epsilon(delta float64) (Guarantee, error) {
 	if !(delta > 0 && delta < 1) {
 		return Guarantee{}, fmt.Errorf("delta must be in (0,1), got %g", delta)
 	}
-	best := Guarantee{Epsilon: math.Inf(1), Delta: delta}
-	bestIdx, first, last := -1, -1, -1
-	for i, o := range a.orders {
-		if math.IsInf(a.total[i], 1) {
-			continue
-		}
-		if first < 0 {
-			first = i
-		}
-		last = i
-		e, conv, err := EpsilonFromRDP(o, a.total[i], delta)
-		if err != nil {
-			return Guarantee{}, err
-		}
-		if e < best.Epsilon {
-			best.Epsilon, best.Order, best.Conversion, bestIdx = e, o, conv, i
-		}
+	g := Guarantee{Delta: delta}
+	var err error
+	g.Epsilon, g.Order, g.Conversion, g.AtGridEdge, err = a.minimise(func(order, rdp float64) (float64, string, error) {
+		return EpsilonFromRDP(order, rdp, delta)
+	})
+	if err != nil {
+		return Guarantee{}, err
 	}
-	if bestIdx < 0 {
-		return Guarantee{}, fmt.Errorf("accounting: no usable order in the grid")
-	}
-	best.AtGridEdge = len(a.orders) > 1 && (bestIdx == first || bestIdx == last) && !(best.Epsilon == 0 && len(a.events) == 0)
-	return best, nil
+	// Nothing composed: epsilon 0 at every order, so no edge to speak of.
+	g.AtGridEdge = g.AtGridEdge && !(g.Epsilon == 0 && len(a.events) == 0)
+	return g, nil
 }
 
 // Delta returns the smallest delta over the grid such that the composed
@@ -205,7 +193,22 @@ func (a *Accountant) Delta(epsilon float64) (Guarantee, error) {
 	if math.IsNaN(epsilon) || math.IsInf(epsilon, 0) || epsilon < 0 {
 		return Guarantee{}, fmt.Errorf("epsilon must be a finite number >= 0, got %g", epsilon)
 	}
-	best := Guarantee{Epsilon: epsilon, Delta: math.Inf(1)}
+	g := Guarantee{Epsilon: epsilon}
+	var err error
+	g.Delta, g.Order, g.Conversion, g.AtGridEdge, err = a.minimise(func(order, rdp float64) (float64, string, error) {
+		return DeltaFromRDP(order, rdp, epsilon)
+	})
+	if err != nil {
+		return Guarantee{}, err
+	}
+	return g, nil
+}
+
+// minimise evaluates f at every usable order of the grid (finite composed
+// RDP) and returns the smallest value, its order and conversion, and
+// whether that order is the first or last usable one (the grid's edge).
+func (a *Accountant) minimise(f func(order, rdp float64) (float64, string, error)) (best, order float64, conv string, edge bool, err error) {
+	best = math.Inf(1)
 	bestIdx, first, last := -1, -1, -1
 	for i, o := range a.orders {
 		if math.IsInf(a.total[i], 1) {
@@ -215,19 +218,19 @@ func (a *Accountant) Delta(epsilon float64) (Guarantee, error) {
 			first = i
 		}
 		last = i
-		d, conv, err := DeltaFromRDP(o, a.total[i], epsilon)
+		v, c, err := f(o, a.total[i])
 		if err != nil {
-			return Guarantee{}, err
+			return 0, 0, "", false, err
 		}
-		if d < best.Delta {
-			best.Delta, best.Order, best.Conversion, bestIdx = d, o, conv, i
+		if v < best {
+			best, order, conv, bestIdx = v, o, c, i
 		}
 	}
 	if bestIdx < 0 {
-		return Guarantee{}, fmt.Errorf("accounting: no usable order in the grid")
+		return 0, 0, "", false, fmt.Errorf("accounting: no usable order in the grid")
 	}
-	best.AtGridEdge = len(a.orders) > 1 && (bestIdx == first || bestIdx == last)
-	return best, nil
+	edge = len(a.orders) > 1 && (bestIdx == first || bestIdx == last)
+	return best, order, conv, edge, nil
 }
 
 func isUnsupported(err error) bool { return errors.Is(err, ErrOrderUnsupported) }

@@ -250,7 +250,7 @@ func (c *CheckIn) buildBlocks() {
 			terms = append(terms, logBinomPMF(j, n, p))
 		}
 		// Round the mass up by a few ulps per term (pmf rounding).
-		lm := logSumExp(terms) + 16*unitRoundoff*float64(len(terms))*(1+math.Abs(terms[0]))
+		lm := logmath.LogSumExp(terms) + 16*unitRoundoff*float64(len(terms))*(1+math.Abs(terms[0]))
 		b = append(b, checkInBlock{start: k, logMass: lm})
 		k = next
 	}
@@ -275,7 +275,7 @@ func (c *CheckIn) mixtureLogMoment(lambda int) (float64, error) {
 		}
 		terms = append(terms, bl.logMass+le)
 	}
-	v := logSumExp(terms)
+	v := logmath.LogSumExp(terms)
 	return math.Max(v, 0) + 16*unitRoundoff*(1+math.Abs(v)), nil
 }
 

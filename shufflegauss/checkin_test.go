@@ -3,6 +3,8 @@ package shufflegauss
 import (
 	"math"
 	"testing"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
 // directCheckIn evaluates eq. (11) (plus the k = 0 term) by summing over
@@ -18,7 +20,7 @@ func directCheckIn(t *testing.T, sigma float64, n int64, gamma float64, lambda i
 		}
 		terms = append(terms, logBinomPMF(k, n, gamma)+le)
 	}
-	return logSumExp(terms)
+	return logmath.LogSumExp(terms)
 }
 
 func TestCheckInMixtureMatchesDirectSum(t *testing.T) {

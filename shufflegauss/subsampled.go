@@ -145,21 +145,3 @@ func logSumExpUpper(xs []float64) float64 {
 	}
 	return mx + math.Log(s+float64(skipped)*math.Exp(-40))
 }
-
-// logSumExp returns log sum_i e^{xs_i}.
-func logSumExp(xs []float64) float64 {
-	mx := math.Inf(-1)
-	for _, x := range xs {
-		if x > mx {
-			mx = x
-		}
-	}
-	if math.IsInf(mx, 0) {
-		return mx
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += math.Exp(x - mx)
-	}
-	return mx + math.Log(s)
-}
