@@ -13,6 +13,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // accountRequest holds the parsed flags of `shuffledp account`.
@@ -179,20 +180,27 @@ T=1e5, delta=1e-8, every bound side by side.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&req.Mechanism, "mechanism", accounting.MechanismSubsampledShuffle, "mechanism: "+strings.Join(sortedKeys(accountMechanisms), "|"))
-	f.StringVar(&req.Bound, "bound", accounting.BoundBest, "bound to report (see above)")
-	req.N, req.K, req.Steps = 1000000, 1000, 100000
-	f.Var(countFlag{&req.N}, "n", "number of clients n (1e6 notation accepted)")
-	f.Var(countFlag{&req.K}, "k", "clients sampled per round k")
-	f.Float64Var(&req.Rate, "rate", 0, "check-in / Poisson sampling rate (Gaussian mechanisms)")
-	f.Float64Var(&req.Eps0, "eps0", 2, "LDP parameter eps0 of each client's randomizer")
-	f.Float64Var(&req.Sigma, "sigma", 0, "noise multiplier sigma (Gaussian mechanisms)")
-	f.Var(countFlag{&req.Steps}, "steps", "number of rounds T")
-	req.Delta = 1e-8
-	f.Var(fractionFlag{&req.Delta}, "delta", "target delta in (0,1); a quotient such as 1/60000 is accepted")
-	f.StringVar(&ordersSpec, "orders", "", `Rényi orders: "lo:hi" (every integer), a comma list, or empty for the default grid`)
+	addMechanismFlags(f, &req, &ordersSpec, "bound to report (see above)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
+}
+
+// addMechanismFlags defines the flags that describe a mechanism and its
+// accounting, shared by `account` and `calibrate` (with the Fig. 2a
+// setting as defaults): --mechanism --bound --n --k --rate --eps0 --sigma
+// --steps --delta --orders.
+func addMechanismFlags(f *pflag.FlagSet, req *accountRequest, ordersSpec *string, boundUsage string) {
+	f.StringVar(&req.Mechanism, "mechanism", accounting.MechanismSubsampledShuffle, "mechanism: "+strings.Join(sortedKeys(accountMechanisms), "|"))
+	f.StringVar(&req.Bound, "bound", accounting.BoundBest, boundUsage)
+	req.N, req.K, req.Steps, req.Delta = 1000000, 1000, 100000, 1e-8
+	f.Var(countFlag{&req.N}, "n", "number of clients n (1e6 notation accepted)")
+	f.Var(countFlag{&req.K}, "k", "clients sampled per round k")
+	f.Float64Var(&req.Rate, "rate", 0, "check-in probability per client and round (checkin-gaussian)")
+	f.Float64Var(&req.Eps0, "eps0", 2, "LDP parameter eps0 of each client's randomizer (LDP mechanisms)")
+	f.Float64Var(&req.Sigma, "sigma", 0, "noise multiplier sigma (Gaussian mechanisms)")
+	f.Var(countFlag{&req.Steps}, "steps", "number of rounds T")
+	f.Var(fractionFlag{&req.Delta}, "delta", "target delta in (0,1); a quotient such as 1/60000 is accepted")
+	f.StringVar(ordersSpec, "orders", "", `Rényi orders: "lo:hi" (every integer), a comma list, or empty for the mechanism's default grid`)
 }
 
 // accountHelp holds help paragraphs that the files registering extra

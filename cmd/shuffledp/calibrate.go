@@ -130,18 +130,7 @@ assumption (see account --help).`,
 	f := cmd.Flags()
 	f.Float64Var(&target, "epsilon", 0, "target epsilon (required)")
 	f.StringVar(&solve, "solve", "", "parameter to solve for: sigma|steps|eps0|k|rate (required)")
-	f.StringVar(&req.Mechanism, "mechanism", accounting.MechanismSubsampledShuffle, "mechanism: "+strings.Join(sortedKeys(accountMechanisms), "|"))
-	f.StringVar(&req.Bound, "bound", accounting.BoundBest, "bound to calibrate to (see account --help)")
-	req.N, req.K, req.Steps = 1000000, 1000, 100000
-	f.Var(countFlag{&req.N}, "n", "number of clients n (1e6 notation accepted)")
-	f.Var(countFlag{&req.K}, "k", "clients sampled per round k")
-	f.Float64Var(&req.Rate, "rate", 0, "check-in probability (checkin-gaussian)")
-	f.Float64Var(&req.Eps0, "eps0", 2, "LDP parameter eps0 (LDP mechanisms)")
-	f.Float64Var(&req.Sigma, "sigma", 0, "noise multiplier sigma (Gaussian mechanisms)")
-	f.Var(countFlag{&req.Steps}, "steps", "number of rounds T")
-	req.Delta = 1e-8
-	f.Var(fractionFlag{&req.Delta}, "delta", "target delta in (0,1); a quotient such as 1/60000 is accepted")
-	f.StringVar(&ordersSpec, "orders", "", `Rényi orders: "lo:hi", a comma list, or empty for the mechanism's default grid`)
+	addMechanismFlags(f, &req, &ordersSpec, "bound to calibrate to (see account --help)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }
