@@ -51,14 +51,17 @@ sensitivity; --eps0 is not used):
   shuffle-gaussian             all --n clients add N(0, sigma^2 I), reports shuffled
   subsampled-shuffle-gaussian  --k of --n clients sampled per round (no replacement)
   checkin-gaussian             each of --n clients checks in with probability --rate
-Bounds (--bound; "best" is the default, "all" shows every applicable one):
+Bounds (--bound; "all" shows every applicable one):
   iclr23-thm1    Thm 1, eq. (4), exact at every integer order (shuffle-gaussian)
-  gaussian-cor1  Cor. 1: lambda/(2 sigma^2), the Gaussian mechanism without
-                 shuffling; needs no assumption (shuffle-gaussian)
   iclr23-thm2    Thm 2, eq. (10) (subsampled-shuffle-gaussian)
   iclr23-eq11    eq. (11) as a binomial mixture, a rigorous upper bound on it
-                 (checkin-gaussian; "best")
+                 (checkin-gaussian)
   iclr23-eq13    Thm 3, eq. (13), the Chernoff relaxation of eq. (11)
+  gaussian-cor1  Cor. 1: lambda/(2 sigma^2), the Gaussian mechanism without
+                 shuffling or sampling; valid for all three mechanisms and
+                 needs no assumption
+  best           (default) at every order the smaller of the mechanism's
+                 bound above (thm1, thm2 or eq11) and gaussian-cor1
 Default orders: every integer 2..4096 (the best order of Thm 1 sits just below a
 sharp transition near 2 sigma^2 log n, between the points of a sparse grid); for
 subsampled-shuffle-gaussian every integer 2..256, widened to every integer up to
@@ -67,8 +70,8 @@ widened to the sparse grid up to 4096 when the optimum is at 256.
 ASSUMPTION: Thm 1 is the Rényi divergence D_lambda(M(D')||M(D)) for the single
 pair D=(0,...,0), D'=(1,0,...,0). The paper asserts, without a proof we could
 check, that this pair and direction are the worst case over adjacent datasets.
-Every epsilon of these mechanisms except gaussian-cor1 is only as strong as
-that claim.
+Every epsilon of these mechanisms except gaussian-cor1 (and "best" when it is
+won by gaussian-cor1) is only as strong as that claim.
 `
 
 // Registered during package variable initialisation, before account.go's
@@ -100,9 +103,9 @@ func gaussianBounds(mech string) []string {
 	case mechShuffleGaussian:
 		return []string{boundICLR23Thm1, boundGaussianCor1, accounting.BoundBest}
 	case mechSubsampledShuffleGaussian:
-		return []string{boundICLR23Thm2, accounting.BoundBest}
+		return []string{boundICLR23Thm2, boundGaussianCor1, accounting.BoundBest}
 	default:
-		return []string{boundICLR23Eq11, boundICLR23Eq13, accounting.BoundBest}
+		return []string{boundICLR23Eq11, boundICLR23Eq13, boundGaussianCor1, accounting.BoundBest}
 	}
 }
 
@@ -170,14 +173,49 @@ var gaussianCurves = struct {
 // gaussianCurve returns the RDP curve of bound for the request's Gaussian
 // mechanism, validated by validateGaussianRequest; k is its return value.
 func gaussianCurve(req accountRequest, bound string, k int64) (accounting.RDP, error) {
-	if bound == accounting.BoundBest {
-		bound = gaussianBounds(req.Mechanism)[0]
-	}
 	key := gaussianCurveKey{mech: req.Mechanism, bound: bound, sigma: req.Sigma, rate: req.Rate, n: req.N, k: k}
 	gaussianCurves.Lock()
 	defer gaussianCurves.Unlock()
 	if c, ok := gaussianCurves.m[key]; ok {
 		return c, nil
+	}
+	c, err := newGaussianCurve(req, bound, k)
+	if err != nil {
+		return nil, err
+	}
+	if len(gaussianCurves.m) >= 256 { // calibration visits many parameters; bound the memory
+		clear(gaussianCurves.m)
+	}
+	gaussianCurves.m[key] = c
+	return c, nil
+}
+
+// namedCurve gives a curve the name of the --bound it answers (the
+// shufflegauss curves are named after their parameters), so that "best"
+// reports the winner by bound name.
+type namedCurve struct {
+	curve accounting.RDP
+	name  string
+}
+
+func (c namedCurve) Name() string                       { return c.name }
+func (c namedCurve) RDP(order float64) (float64, error) { return c.curve.RDP(order) }
+
+// newGaussianCurve builds the curve of bound (see gaussianCurve). "best" is
+// the pointwise minimum of the mechanism's primary bound and Cor. 1
+// (lambda/(2 sigma^2)), which holds for all three mechanisms without any
+// assumption: given who reports, the output is post-processing of Gaussians
+// whose means differ by at most the sensitivity, and the Rényi divergence of
+// a mixture over the (data-independent) sampling is at most the largest
+// conditional one (joint quasi-convexity).
+func newGaussianCurve(req accountRequest, bound string, k int64) (accounting.RDP, error) {
+	if bound == accounting.BoundBest {
+		primaryName := gaussianBounds(req.Mechanism)[0]
+		primary, err := newGaussianCurve(req, primaryName, k)
+		if err != nil {
+			return nil, err
+		}
+		return accounting.NewBest(namedCurve{primary, primaryName}, gaussianRDP{sigma: req.Sigma})
 	}
 	var (
 		c   accounting.RDP
@@ -186,7 +224,7 @@ func gaussianCurve(req accountRequest, bound string, k int64) (accounting.RDP, e
 	switch {
 	case req.Mechanism == mechShuffleGaussian && bound == boundICLR23Thm1:
 		c, err = shufflegauss.NewShuffle(req.Sigma, req.N)
-	case req.Mechanism == mechShuffleGaussian && bound == boundGaussianCor1:
+	case bound == boundGaussianCor1: // valid for all three mechanisms (see above)
 		c = gaussianRDP{sigma: req.Sigma}
 	case req.Mechanism == mechSubsampledShuffleGaussian && bound == boundICLR23Thm2:
 		c, err = shufflegauss.NewSubsampled(req.Sigma, req.N, k)
@@ -201,10 +239,6 @@ func gaussianCurve(req accountRequest, bound string, k int64) (accounting.RDP, e
 	if err != nil {
 		return nil, err
 	}
-	if len(gaussianCurves.m) >= 256 { // calibration visits many parameters; bound the memory
-		clear(gaussianCurves.m)
-	}
-	gaussianCurves.m[key] = c
 	return c, nil
 }
 
@@ -271,11 +305,9 @@ func accountGaussian(req accountRequest) ([]accountRow, error) {
 // default grid of the mechanism.
 func gaussianRow(req accountRequest, bound string, curve accounting.RDP) (accountRow, error) {
 	row := accountRow{Bound: bound, Delta: req.Delta}
-	if bound == accounting.BoundBest {
-		row.Winner = gaussianBounds(req.Mechanism)[0]
-	}
+	const assumption = "(assumes Thm 1's worst-case pair)"
 	if bound != boundGaussianCor1 {
-		row.Note = "(assumes Thm 1's worst-case pair)"
+		row.Note = assumption
 	}
 	if req.Steps == 0 {
 		row.Note = "no rounds: nothing spent"
@@ -311,6 +343,14 @@ func gaussianRow(req accountRequest, bound string, curve accounting.RDP) (accoun
 		}
 	}
 	row.Epsilon, row.Order, row.AtGridEdge, row.Conversion = g.Epsilon, g.Order, g.AtGridEdge, g.Conversion
+	if b, ok := curve.(*accounting.BestCurve); ok {
+		if _, row.Winner, err = b.RDPWinner(g.Order); err != nil {
+			return accountRow{}, fmt.Errorf("%s: %w", bound, err)
+		}
+		if row.Winner == boundGaussianCor1 {
+			row.Note = "" // Cor. 1 needs no assumption
+		}
+	}
 	return row, nil
 }
 

@@ -139,7 +139,7 @@ func TestAccountGaussianAll(t *testing.T) {
 	for _, r := range v.All {
 		got[r.Bound] = r.Epsilon
 	}
-	if len(got) != 3 || !(got[boundICLR23Eq11] <= got[boundICLR23Eq13]) || got["best"] != got[boundICLR23Eq11] || !(got["best"] > 0) {
+	if len(got) != 4 || !(got[boundICLR23Eq11] <= got[boundICLR23Eq13]) || !(got[boundICLR23Eq11] < got[boundGaussianCor1]) || got["best"] != got[boundICLR23Eq11] || !(got["best"] > 0) {
 		t.Errorf("checkin-gaussian rows: %v", got)
 	}
 
@@ -215,7 +215,8 @@ func TestAccountGaussianHelp(t *testing.T) {
 // starts at integers 2..256 and widens to every integer up to 4096 when the
 // optimum sits at 256, so the answer equals the full grid's.
 func TestSubsampledGaussianGridWidens(t *testing.T) {
-	base := []string{"--mechanism", "subsampled-shuffle-gaussian", "--n", "60000", "--k", "30000",
+	// Eq. (10) alone: with "best", Cor. 1 wins here at order 39.
+	base := []string{"--mechanism", "subsampled-shuffle-gaussian", "--bound", "iclr23-thm2", "--n", "60000", "--k", "30000",
 		"--sigma", "9.48", "--steps", "1", "--delta", "1e-5", "--json"}
 	get := func(extra ...string) (eps, order float64) {
 		out, err := runAccount(t, append(append([]string{}, base...), extra...)...)
@@ -236,5 +237,36 @@ func TestSubsampledGaussianGridWidens(t *testing.T) {
 	}
 	if eps != fullEps || order != fullOrder {
 		t.Errorf("widened default grid gives %g at %g, every integer to 4096 gives %g at %g", eps, order, fullEps, fullOrder)
+	}
+}
+
+// TestGaussianBestIncludesCor1: "best" is the pointwise minimum of the
+// mechanism's bound and Cor. 1, reports which won, and drops the
+// worst-case-pair note when Cor. 1 wins.
+func TestGaussianBestIncludesCor1(t *testing.T) {
+	out, err := runAccount(t, "--mechanism", "subsampled-shuffle-gaussian", "--n", "60000", "--k", "30000",
+		"--sigma", "9.48", "--steps", "1", "--delta", "1e-5", "--bound", "all", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Epsilon float64
+		Winner  string `json:"winning_bound"`
+		Note    string
+		All     []struct {
+			Bound   string
+			Epsilon float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Winner != "gaussian-cor1" || strings.Contains(r.Note, "worst-case") {
+		t.Errorf("winner %q, note %q; want gaussian-cor1 without the assumption note\n%s", r.Winner, r.Note, out)
+	}
+	for _, b := range r.All {
+		if b.Epsilon < r.Epsilon {
+			t.Errorf("best %g is above %s's %g", r.Epsilon, b.Bound, b.Epsilon)
+		}
 	}
 }
