@@ -19,6 +19,11 @@ const (
 	RandomizerR1 = "r1"
 	// RandomizerR2 is R_2 = Quan∘Priv of Girgis et al. on the l_2 ball.
 	RandomizerR2 = "r2"
+	// RandomizerPrivUnit is PrivUnit2 (Bhowmick et al. 2018) on the l_2
+	// ball, the R_2 that NeurIPS'21 Fig. 5(b) names ("R_2 ... (PrivUnit)");
+	// its reports are d float64s, with far smaller variance than
+	// Quan∘Priv's one-coordinate reports.
+	RandomizerPrivUnit = "privunit"
 )
 
 // Clipping norms accepted by Config.ClipNorm.
@@ -122,9 +127,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("sample must be in [1, clients=%d], got %d", c.Clients, c.Sample)
 	}
 	switch c.Randomizer {
-	case RandomizerNone, RandomizerRInf, RandomizerR1, RandomizerR2:
+	case RandomizerNone, RandomizerRInf, RandomizerR1, RandomizerR2, RandomizerPrivUnit:
 	default:
-		return fmt.Errorf("randomizer must be one of none, rinf, r1, r2, got %q", c.Randomizer)
+		return fmt.Errorf("randomizer must be one of none, rinf, r1, r2, privunit, got %q", c.Randomizer)
 	}
 	if c.ClipNorm == "" {
 		c.ClipNorm = DefaultClipNorm(c.Randomizer)

@@ -46,6 +46,7 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 	for _, tc := range []struct{ randomizer, norm, want string }{
 		{RandomizerRInf, "", NormLInf}, {RandomizerR1, "", NormL1}, {RandomizerR2, "", NormL2},
 		{RandomizerNone, "", NormL2}, {RandomizerRInf, NormL2, NormL2}, {RandomizerR2, NormL1, NormL1},
+		{RandomizerPrivUnit, "", NormL2},
 	} {
 		c := baseConfig(t)
 		c.Randomizer, c.ClipNorm, c.Eps0 = tc.randomizer, tc.norm, 1

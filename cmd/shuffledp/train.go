@@ -56,14 +56,17 @@ func newTrainCmd() *cobra.Command {
 simulation: each of --clients clients holds one training example; every round
 --sample of them are drawn without replacement, each computes the gradient on
 its example, clips it (--clip-norm, --clip), randomizes it with an eps0-LDP
-randomizer (--randomizer rinf|r1|r2, --eps0), the shuffler permutes the
+randomizer (--randomizer rinf|r1|r2|privunit, --eps0), the shuffler permutes the
 reports, and the server averages them and takes an SGD step with the
 learning rate of the current epoch (--lr "0.3,70:0.18" = 0.3, then 0.18 from
 epoch 70; an epoch is clients/sample rounds). --randomizer none is the
 non-private baseline (clipped gradients averaged without noise).
 
 Every round is composed into the privacy ledger with the best upper bound on
-the RDP of the subsampled shuffle mechanism; epsilon at --delta is reported
+the RDP of the subsampled shuffle mechanism (NeurIPS'21 Thm 1 is stated for
+eps0-LDP randomizers with a finite output set: rinf, r1 and r2 are; privunit's
+float64 reports form a finite set too, but its eps0-LDP proof is for exact
+real arithmetic — the paper accounts its Fig. 5(b) PrivUnit runs the same way); epsilon at --delta is reported
 at every evaluation and --target-epsilon stops before the round that would
 exceed it. Every random choice is seeded by --seed (simulation only;
 --crypto-noise draws the client noise from crypto/rand).
@@ -82,7 +85,7 @@ The defaults are the setting of NeurIPS'21 Fig. 5(a).`,
 	fl.StringVar(&f.model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1), mlp or logreg")
 	fl.IntVar(&f.clients, "clients", 60000, "n: number of clients, each holding one training example (the first n)")
 	fl.IntVar(&f.sample, "sample", 10000, "k: clients sampled without replacement per round")
-	fl.StringVar(&f.randomizer, "randomizer", "rinf", "local randomizer: none (non-private baseline), rinf, r1 or r2")
+	fl.StringVar(&f.randomizer, "randomizer", "rinf", "local randomizer: none (non-private baseline), rinf, r1, r2 or privunit (the R_2 of NeurIPS'21 Fig. 5(b))")
 	fl.StringVar(&f.clipNorm, "clip-norm", "", "clipping norm l1, l2 or linf (default: linf for rinf, l1 for r1, l2 for r2 and none)")
 	fl.Float64Var(&f.clip, "clip", 0.01, "clipping radius C: g <- g / max(1, ||g||_p / C)")
 	fl.StringVar(&f.linfClip, "linf-clip", "scale", "with --clip-norm linf: scale (Algorithm 1: g / max(1, ||g||_inf/C)) or clamp (each coordinate into [-C, C])")
