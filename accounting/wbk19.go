@@ -168,6 +168,9 @@ func (b *wbk19) baseBound(j, lam int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if math.IsInf(vlo, 1) || math.IsInf(vhi, 1) {
+		return pure, nil // a vacuous end: only the pure-DP cap is left
+	}
 	flo, fhi := float64(lo-1)*vlo, float64(hi-1)*vhi
 	chord := flo + (fj-float64(lo))/float64(hi-lo)*(fhi-flo)
 	return math.Min(conservative(chord/(fj-1)), pure), nil
@@ -213,7 +216,8 @@ func (b *wbk19) RDP(order float64) (float64, error) {
 	}
 	// Tail: D_j is non-decreasing in j, so for j <= lam the base's RDP is at
 	// most any upper bound u at lam (the pure-DP bound, and the base's own
-	// bound at lam: for CCS'21 Thm 3.1 its closed-form sibling Thm 3.3); with eps(j) := u the terms are majorised by
+	// bound at lam; for CCS'21 Thm 3.1 its closed-form sibling Thm 3.3).
+	// With eps(j) := u the terms are majorised by
 	// M_j = gamma^j C(lam,j) e^{(j-1)u} min{2, x^j}, x = e^epsInf - 1, whose
 	// ratio M_{m+1}/M_m is at most gamma (lam-m)/(m+1) e^u times x (or 1 once
 	// x^m >= 2 > 1): decreasing in m.
