@@ -76,25 +76,3 @@ func processCPUSeconds() float64 {
 func BenchmarkRoundCNNNone(b *testing.B) { benchmarkRound(b, RandomizerNone, 1, 0) }
 func BenchmarkRoundCNNRInf(b *testing.B) { benchmarkRound(b, RandomizerRInf, 0.01, 1.5) }
 func BenchmarkRoundCNNR2(b *testing.B)   { benchmarkRound(b, RandomizerR2, 0.005, 2) }
-
-func BenchmarkClipLinf(b *testing.B) {
-	g := make([]float64, 26010)
-	r := rand.New(rand.NewPCG(1, 1))
-	for i := range g {
-		g[i] = r.NormFloat64()
-	}
-	for b.Loop() {
-		clipInPlace(g, NormLInf, 1e6)
-	}
-}
-
-func BenchmarkClipL2(b *testing.B) {
-	g := make([]float64, 26010)
-	r := rand.New(rand.NewPCG(1, 1))
-	for i := range g {
-		g[i] = r.NormFloat64()
-	}
-	for b.Loop() {
-		clipInPlace(g, NormL2, 1e6)
-	}
-}

@@ -16,15 +16,18 @@ import (
 const checkpointMagic = "shuffledp-train-checkpoint\n"
 
 // checkpointVersion is bumped whenever the layout of checkpointState
-// changes meaning.
-const checkpointVersion = 1
+// changes meaning. Version 1 (one flat state of the single-struct trainer)
+// is still read.
+const checkpointVersion = 2
 
-// checkpointState is everything a resumed run needs to continue bit for bit:
-// the model parameters, the state of the run's sequential generator (from
-// which client sampling and every round's noise key are drawn) and the
-// privacy ledger (the number of rounds composed), plus the parameters that
-// must not change across a resume because they determine the privacy
-// accounting or the random stream.
+// checkpointState is everything a resumed run needs to continue bit for bit,
+// by role: the server's (model parameters and steps taken), the shuffler's
+// simulation state (the run's sequential generator, from which client
+// sampling and every round's noise key are drawn, and the last round id),
+// and, until the durable ledger owns the budget, the in-memory ledger
+// (rounds composed). The parameters that must not change across a resume
+// because they determine the privacy accounting or the random stream are
+// checked.
 type checkpointState struct {
 	Version int
 
@@ -41,18 +44,46 @@ type checkpointState struct {
 	Project    float64
 	Crypto     bool
 
+	Server   serverState
+	Shuffler shufflerState
+	Ledger   ledgerState
+
+	// Version 1 fields (read only).
 	Round        int
 	LedgerRounds int
-	RNG          []byte // rand.PCG MarshalBinary
+	RNG          []byte
 	Params       []float64
+}
+
+// serverState is the server role's state: its model.
+type serverState struct {
+	Steps  int64
+	Params []float64
+}
+
+// shufflerState is the shuffler role's simulation state. SIMULATION ONLY:
+// a deployment's shuffler draws from crypto/rand and has no generator to
+// save.
+type shufflerState struct {
+	RNG       []byte // rand.PCG MarshalBinary
+	LastRound int64  // last round id assigned
+}
+
+// ledgerState is the in-memory ledger's count of composed rounds.
+type ledgerState struct {
+	Rounds int
 }
 
 // WriteCheckpoint writes the trainer's state to w: the magic line, a gob
 // encoding of the state, and its SHA-256.
 func (t *Trainer) WriteCheckpoint(w io.Writer) error {
-	rng, err := t.master.MarshalBinary()
+	rng, err := t.sim.master.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
+	}
+	var last int64
+	if t.shuf != nil {
+		last = t.shuf.LastRound()
 	}
 	st := checkpointState{
 		Version: checkpointVersion,
@@ -60,7 +91,9 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 		Clients: t.cfg.Clients, Sample: t.cfg.Sample, Randomizer: t.cfg.Randomizer,
 		ClipNorm: t.cfg.ClipNorm, Clip: t.cfg.Clip, ClampLinf: t.cfg.ClampLinf, Eps0: t.cfg.Eps0, Seed: t.cfg.Seed,
 		Project: t.cfg.ProjectRadius, Crypto: t.cfg.CryptoNoise,
-		Round: t.round, LedgerRounds: t.ledger.Rounds(), RNG: rng, Params: t.model.Params(),
+		Server:   serverState{Steps: t.server.Steps(), Params: t.model.Params()},
+		Shuffler: shufflerState{RNG: rng, LastRound: last},
+		Ledger:   ledgerState{Rounds: t.ledger.Rounds()},
 	}
 	var body bytes.Buffer
 	if err := gob.NewEncoder(&body).Encode(&st); err != nil {
@@ -123,8 +156,14 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&st); err != nil {
 		return fmt.Errorf("resume: decoding checkpoint: %w", err)
 	}
-	if st.Version != checkpointVersion {
-		return fmt.Errorf("resume: checkpoint version %d, this build reads %d", st.Version, checkpointVersion)
+	switch st.Version {
+	case 1: // the single-struct trainer: round ids were 1..rounds
+		st.Server = serverState{Steps: int64(st.Round), Params: st.Params}
+		st.Shuffler = shufflerState{RNG: st.RNG, LastRound: int64(st.LedgerRounds)}
+		st.Ledger = ledgerState{Rounds: st.LedgerRounds}
+	case checkpointVersion:
+	default:
+		return fmt.Errorf("resume: checkpoint version %d, this build reads 1 and %d", st.Version, checkpointVersion)
 	}
 	c := t.cfg
 	mismatch := func(flag string, was, now any) error {
@@ -153,19 +192,24 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 		return mismatch("project-radius", st.Project, c.ProjectRadius)
 	case st.Crypto != c.CryptoNoise:
 		return mismatch("crypto-noise", st.Crypto, c.CryptoNoise)
-	case len(st.Params) != t.model.NumParams():
-		return fmt.Errorf("resume: checkpoint holds %d parameters, model has %d", len(st.Params), t.model.NumParams())
-	case st.Round < 0 || st.LedgerRounds < st.Round:
-		return fmt.Errorf("resume: inconsistent checkpoint (round %d, ledger rounds %d)", st.Round, st.LedgerRounds)
+	case len(st.Server.Params) != t.model.NumParams():
+		return fmt.Errorf("resume: checkpoint holds %d parameters, model has %d", len(st.Server.Params), t.model.NumParams())
+	case st.Server.Steps < 0 || int64(st.Ledger.Rounds) < st.Server.Steps || st.Shuffler.LastRound < 0:
+		return fmt.Errorf("resume: inconsistent checkpoint (steps %d, ledger rounds %d, last round %d)", st.Server.Steps, st.Ledger.Rounds, st.Shuffler.LastRound)
 	}
-	if err := t.ledger.reset(st.LedgerRounds); err != nil {
+	if err := t.ledger.reset(st.Ledger.Rounds); err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
-	if err := t.master.UnmarshalBinary(st.RNG); err != nil {
+	if err := t.sim.master.UnmarshalBinary(st.Shuffler.RNG); err != nil {
 		return fmt.Errorf("resume: generator state: %w", err)
 	}
-	copy(t.model.Params(), st.Params)
-	t.round = st.Round
+	if err := t.server.Restore(st.Server.Steps, st.Server.Params); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	t.budget.last, t.budget.digest = st.Shuffler.LastRound, [32]byte{}
+	if err := t.newShuffler(st.Shuffler.LastRound); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
 	return nil
 }
 

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+
+	"github.com/shuffledp/shuffledp/protocol"
 )
 
 // Randomizer names accepted by Config.Randomizer.
 const (
 	// RandomizerNone is the non-private baseline: clipped gradients are
 	// averaged without noise and no privacy is claimed (epsilon is null).
-	RandomizerNone = "none"
+	RandomizerNone = protocol.RandomizerNone
 	// RandomizerRInf is R_inf of Girgis et al. (AISTATS'21) on the l_inf
 	// ball: one coordinate, one sign, log2(d)+1 bits.
 	RandomizerRInf = "rinf"
@@ -28,9 +30,9 @@ const (
 
 // Clipping norms accepted by Config.ClipNorm.
 const (
-	NormL1   = "l1"
-	NormL2   = "l2"
-	NormLInf = "linf"
+	NormL1   = protocol.NormL1
+	NormL2   = protocol.NormL2
+	NormLInf = protocol.NormLInf
 )
 
 // DefaultClipNorm returns the norm each randomizer's input domain is a ball
@@ -115,6 +117,9 @@ type Config struct {
 	// Workers is the number of goroutines computing per-client gradients;
 	// 0 means GOMAXPROCS. The result does not depend on it.
 	Workers int
+	// RunID identifies the run: reports are sealed and the budget debited
+	// under (RunID, round id). Empty means DefaultRunID.
+	RunID string
 }
 
 // Validate checks every field and returns an error naming the offending

@@ -50,7 +50,7 @@ func (t *Trainer) Evaluate(ds *data.Dataset) Evaluation {
 				var l float64
 				var right int64
 				for i := c * evalChunk; i < min(ds.N, (c+1)*evalChunk); i++ {
-					w.w.Logits(ds.Example(i), logits)
+					w.eval.Logits(ds.Example(i), logits)
 					ce, pred := crossEntropy(logits, ds.Y[i])
 					l += ce
 					if pred == ds.Y[i] {

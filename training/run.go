@@ -98,7 +98,7 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 	var (
 		lossSum       float64
 		lossRounds    int
-		lastLR        = t.cfg.LR.Rate(t.cfg.EpochOf(max(t.round-1, 0)))
+		lastLR        = t.cfg.LR.Rate(t.cfg.EpochOf(max(t.Round()-1, 0)))
 		trainTime     time.Duration
 		updatesAtEval int64 = t.updates
 		evaluated     bool
@@ -106,7 +106,7 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 	eval := func() error {
 		e := t.Evaluate(nil)
 		rec := Record{
-			Epoch: t.cfg.EpochsDone(t.round), Round: t.round,
+			Epoch: t.cfg.EpochsDone(t.Round()), Round: t.Round(),
 			TestAccuracy: finiteOrNil(e.Accuracy), TestLoss: finiteOrNil(e.Loss),
 			Delta: t.cfg.Delta, LR: lastLR,
 			WallSeconds: time.Since(start).Seconds(),
@@ -138,12 +138,12 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 		}
 		return nil
 	}
-	if t.round == 0 {
+	if t.Round() == 0 {
 		if err := eval(); err != nil {
 			return "", err
 		}
 	}
-	for t.round < total {
+	for t.Round() < total {
 		if err := ctx.Err(); err != nil {
 			if !evaluated {
 				if err := eval(); err != nil {
@@ -152,7 +152,7 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			}
 			return StopCancelled, nil
 		}
-		st, err := t.Step()
+		st, err := t.StepContext(ctx)
 		if errors.Is(err, ErrBudgetExhausted) {
 			if !evaluated {
 				if err := eval(); err != nil {
@@ -174,7 +174,7 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 				return "", err
 			}
 		}
-		if t.evalDue(t.round, total) {
+		if t.evalDue(t.Round(), total) {
 			if err := eval(); err != nil {
 				return "", err
 			}

@@ -10,6 +10,15 @@
 // shuffle mechanism (NeurIPS'21 Theorem 1 and every other valid upper
 // bound, pointwise minimum) and reports (epsilon, delta).
 //
+// The round runs through the three roles of the shuffle model, wired in
+// memory: package client (gradient, clip, randomize, seal), package
+// shuffler's Service (sample, collect one report per sampled client,
+// debit the budget, permute, forward report bytes) and package server
+// (open, decode, average, step, project). The Trainer is their in-process
+// transport: a pool of goroutines computes the sampled clients over fixed
+// shards of the sample and submits their reports to the shuffler, which
+// forwards the released batch to the server.
+//
 // Simulation only: every random choice (sampling, randomizer noise, the
 // shuffler's permutation) comes from generators seeded by Config.Seed so a
 // run is reproducible bit for bit and can be checkpointed and resumed. A
@@ -17,17 +26,19 @@
 package training
 
 import (
-	"encoding/binary"
+	"context"
+	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/shuffledp/shuffledp/client"
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/model"
+	"github.com/shuffledp/shuffledp/protocol"
 	"github.com/shuffledp/shuffledp/randomizer"
+	"github.com/shuffledp/shuffledp/server"
 	"github.com/shuffledp/shuffledp/shuffler"
 )
 
@@ -37,60 +48,84 @@ import (
 // for any number of workers.
 const maxShards = 32
 
-// Trainer holds the state of one CLDP-SGD run.
+// DefaultRunID is the run id of a Config without one.
+const DefaultRunID = "train"
+
+// Trainer holds the state of one CLDP-SGD run: the roles and their
+// in-memory transport.
 type Trainer struct {
 	cfg   Config
 	model model.Model
 	train *data.Dataset // the clients' examples: client i holds example i
 	test  *data.Dataset
-	mech  *mechanism
+	run   protocol.RunConfig
 
-	round  int       // rounds completed
-	master *rand.PCG // the run's sequential generator; its state is checkpointed
-	rng    *rand.Rand
+	server *server.Server
+	shuf   *shuffler.Service // nil for the non-private baseline
+	sim    *simRandomness
 	ledger *Ledger
+	budget *ledgerBudget
+	extra  shuffler.Budget // WithBudget's, or nil
+	sealer protocol.Sealer
 
-	sampler *ClientSampler
-	sampled []int
 	workers []*clientWorker
-	shards  [][]float64 // per-shard partial sums (dense path)
+	nShards int
+	errs    []error     // per shard
+	sampled []int       // non-private baseline: the round's sample
+	shards  [][]float64 // non-private baseline: per-shard partial sums
 	sum     []float64
-	reports *reportBatch // randomized path
-	shuf    *shuffler.Shuffler
-	shufSrc *clientSource
 
 	updates int64 // client updates processed by this process (for throughput)
 }
 
 // RoundStats describes one completed round.
 type RoundStats struct {
-	// Round is the number of rounds completed, counting this one.
+	// Round is the number of rounds completed (model steps taken),
+	// counting this one.
 	Round int
 	// Epoch is the epoch (from 0) the round belonged to.
 	Epoch int
 	// LR is the learning rate used.
 	LR float64
 	// Loss is the mean training loss of the k sampled clients' examples at
-	// the parameters before the step.
+	// the parameters before the step (a simulation diagnostic: it never
+	// leaves the clients in a deployment).
 	Loss float64
 	// Duration is the wall time of the round.
 	Duration time.Duration
 }
 
-// clientWorker is one goroutine's scratch: its own model.Worker and
-// gradient buffer. Randomness is per client (see clientRand), not per
-// worker, so results do not depend on scheduling.
+// clientWorker is one goroutine's scratch: a client.Client (model worker,
+// gradient buffer), a model.Worker for evaluation, and the noise source it
+// rekeys for every client it computes. Randomness is per client (see
+// clientKey), not per worker, so results do not depend on scheduling.
 type clientWorker struct {
-	w    model.Worker
-	grad []float64
-	src  clientSource
+	c     *client.Client
+	eval  model.Worker
+	noise clientSource
 }
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	budget   shuffler.Budget
+	receipts server.ReceiptLog
+}
+
+// WithBudget makes the shuffler debit b before releasing each batch (the
+// durable ledger in place of the in-memory one). The trainer's Ledger then
+// only mirrors the rounds b accepted, for the metrics; b alone refuses.
+func WithBudget(b shuffler.Budget) Option { return func(o *options) { o.budget = b } }
+
+// WithReceipts makes the server record every batch it receives in l.
+func WithReceipts(l server.ReceiptLog) Option { return func(o *options) { o.receipts = l } }
 
 // New returns a trainer for the model m (whose current parameters are the
 // starting point theta_0) on the clients' examples train (client i holds
 // train example i, i < cfg.Clients) and the test set test (may be nil).
 // cfg is validated (and its defaults filled in) first.
-func New(cfg Config, m model.Model, train, test *data.Dataset) (*Trainer, error) {
+func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -111,57 +146,106 @@ func New(cfg Config, m model.Model, train, test *data.Dataset) (*Trainer, error)
 		return nil, fmt.Errorf("test data (dim %d, %d classes) does not fit model %s (dim %d, %d classes)",
 			test.Dim, test.Classes, m.Name(), m.InputDim(), m.NumClasses())
 	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	d := m.NumParams()
-	mech, err := newMechanism(cfg, d)
+	t := &Trainer{
+		cfg:    cfg,
+		model:  m,
+		train:  train,
+		test:   test,
+		sealer: protocol.Plaintext{}, // SIMULATION ONLY: all roles share this process
+		extra:  o.budget,
+		sum:    make([]float64, d),
+	}
+	t.run = protocol.RunConfig{
+		Run: cfg.RunID, Model: m.Name(), Dim: d,
+		Randomizer: cfg.Randomizer, ClipNorm: cfg.ClipNorm, Clip: cfg.Clip, ClampLinf: cfg.ClampLinf, Eps0: cfg.Eps0,
+		Clients: cfg.Clients, Sample: cfg.Sample, MinBatch: cfg.Sample,
+	}
+	if t.run.Run == "" {
+		t.run.Run = DefaultRunID
+	}
+	if cfg.Randomizer != RandomizerNone {
+		r, err := protocol.NewRandomizer(t.run)
+		if err != nil {
+			return nil, err
+		}
+		t.run.ReportBytes = r.ReportSize() + t.sealer.Overhead()
+	}
+	var err error
+	if t.ledger, err = NewLedger(cfg); err != nil {
+		return nil, err
+	}
+	t.budget = &ledgerBudget{l: t.ledger, k: cfg.Sample, target: cfg.TargetEpsilon, mirror: o.budget != nil}
+	if t.sim, err = newSimRandomness(cfg); err != nil {
+		return nil, err
+	}
+	var opener protocol.Opener
+	if cfg.Randomizer != RandomizerNone {
+		opener = protocol.Plaintext{}
+	}
+	t.server, err = server.New(server.Config{Run: t.run, LR: cfg.LR, ProjectRadius: cfg.ProjectRadius, Opener: opener, Receipts: o.receipts}, m)
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{
-		cfg:     cfg,
-		model:   m,
-		train:   train,
-		test:    test,
-		mech:    mech,
-		master:  rand.NewPCG(cfg.Seed, 0x636c6470736764), // "cldpsgd"
-		sampler: NewClientSampler(cfg.Clients, cfg.Sample),
-		sampled: make([]int, cfg.Sample),
-		sum:     make([]float64, d),
-	}
-	t.rng = rand.New(t.master)
-	t.ledger, err = NewLedger(cfg)
-	if err != nil {
+	if err := t.newShuffler(0); err != nil {
 		return nil, err
 	}
 	for range cfg.Workers {
-		w := &clientWorker{w: m.NewWorker(), grad: make([]float64, d)}
+		// The clients share the server's model object: the round's
+		// published parameters are the server's own vector, which no
+		// client writes and the server changes only between rounds.
+		c, err := client.New(t.run, m, t.sealer)
+		if err != nil {
+			return nil, err
+		}
+		w := &clientWorker{c: c, eval: m.NewWorker()}
 		if cfg.CryptoNoise {
-			w.src.crypto = randomizer.NewCryptoSource()
+			w.noise.crypto = randomizer.NewCryptoSource()
 		}
 		t.workers = append(t.workers, w)
 	}
-	nShards := min(maxShards, cfg.Sample)
-	if mech == nil { // dense non-private path: per-shard partial sums
-		t.shards = make([][]float64, nShards)
+	t.nShards = min(maxShards, cfg.Sample)
+	t.errs = make([]error, t.nShards)
+	if cfg.Randomizer == RandomizerNone { // dense non-private path: per-shard partial sums
+		t.sampled = make([]int, cfg.Sample)
+		t.shards = make([][]float64, t.nShards)
 		for i := range t.shards {
 			t.shards[i] = make([]float64, d)
-		}
-	} else {
-		t.reports = newReportBatch(cfg.Sample, nShards)
-		if t.shuf, t.shufSrc, err = newRoundShuffler(cfg.Sample, cfg.CryptoNoise); err != nil {
-			return nil, err
 		}
 	}
 	return t, nil
 }
 
+// newShuffler (re)creates the shuffler role, its round ids continuing
+// after lastRound.
+func (t *Trainer) newShuffler(lastRound int64) error {
+	if t.cfg.Randomizer == RandomizerNone {
+		return nil
+	}
+	var budget shuffler.Budget = t.budget
+	if t.extra != nil {
+		budget = chainBudget{t.extra, t.budget}
+	}
+	var err error
+	t.shuf, err = shuffler.NewService(shuffler.ServiceConfig{Run: t.run, Budget: budget, Randomness: t.sim, LastRound: lastRound})
+	return err
+}
+
 // Config returns the (validated) configuration.
 func (t *Trainer) Config() Config { return t.cfg }
+
+// RunConfig returns the run's public configuration, as the roles see it.
+func (t *Trainer) RunConfig() protocol.RunConfig { return t.run }
 
 // Model returns the model being trained.
 func (t *Trainer) Model() model.Model { return t.model }
 
-// Round returns the number of rounds completed.
-func (t *Trainer) Round() int { return t.round }
+// Round returns the number of rounds completed (the server's model steps).
+func (t *Trainer) Round() int { return int(t.server.Steps()) }
 
 // Ledger returns the privacy ledger.
 func (t *Trainer) Ledger() *Ledger { return t.ledger }
@@ -172,114 +256,125 @@ func shardRange(s, nShards, k int) (lo, hi int) {
 	return s * k / nShards, (s + 1) * k / nShards
 }
 
-// Step runs one round of Algorithm 1 (lines 3–11) and composes its privacy
-// cost into the ledger. It returns an error, and changes nothing, if a
-// target epsilon is set and the round would exceed it (ErrBudgetExhausted).
-func (t *Trainer) Step() (RoundStats, error) {
+// Step runs one round of Algorithm 1 (lines 3–11); its privacy cost is
+// debited before the batch reaches the server. It returns an error, and
+// changes nothing, if a target epsilon is set and the round would exceed
+// it (ErrBudgetExhausted).
+func (t *Trainer) Step() (RoundStats, error) { return t.StepContext(context.Background()) }
+
+// StepContext is Step with a context for the roles' calls.
+func (t *Trainer) StepContext(ctx context.Context) (RoundStats, error) {
 	start := time.Now()
-	if err := t.ledger.CheckNext(t.cfg.TargetEpsilon); err != nil {
-		return RoundStats{}, err
-	}
-	epoch := t.cfg.EpochOf(t.round)
-	lr := t.cfg.LR.Rate(epoch)
-	k := t.cfg.Sample
-
-	// Line 3: client sampling, and the key of this round's client noise.
-	t.sampler.Sample(t.rng, t.sampled)
-	roundKey := t.rng.Uint64()
-
-	// Lines 4–8: every sampled client computes, clips and randomizes its
-	// gradient; in parallel over fixed shards of the sampled list.
-	var loss float64
-	if t.mech == nil {
-		loss = t.parallelShards(len(t.shards), func(w *clientWorker, s int) float64 {
-			lo, hi := shardRange(s, len(t.shards), k)
-			sum := t.shards[s]
-			clear(sum)
-			var l float64
-			for slot := lo; slot < hi; slot++ {
-				l += t.clientGradient(w, slot)
-				t.clip(w.grad)
-				for i, v := range w.grad {
-					sum[i] += v
-				}
-			}
-			return l
-		})
-		// Line 10 (without randomizer or shuffler): the sum, in shard order.
-		copy(t.sum, t.shards[0])
-		for _, sh := range t.shards[1:] {
-			for i, v := range sh {
-				t.sum[i] += v
-			}
-		}
+	var (
+		st   server.Step
+		loss float64
+		err  error
+	)
+	if t.shuf == nil {
+		st, loss, err = t.denseRound()
 	} else {
-		b := t.reports
-		loss = t.parallelShards(b.nShards, func(w *clientWorker, s int) float64 {
-			lo, hi := shardRange(s, b.nShards, k)
-			var l float64
-			b.errs[s] = nil
-			for slot := lo; slot < hi; slot++ {
-				l += t.clientGradient(w, slot)
-				t.clip(w.grad)
-				w.src.reset(t.cfg.Seed, roundKey, uint64(slot))
-				rep, err := t.mech.Randomize(w.grad, &w.src)
-				if err != nil {
-					b.errs[s] = fmt.Errorf("client in slot %d: %w", slot, err)
-					return l
-				}
-				b.reports[slot] = rep
-			}
-			return l
-		})
-		if err := firstError(b.errs); err != nil {
-			return RoundStats{}, err
-		}
-		// Line 9: the shuffler permutes the report bytes.
-		if err := t.shuffle(roundKey); err != nil {
-			return RoundStats{}, err
-		}
-		// Line 10: the server decodes and sums the shuffled reports.
-		if err := t.aggregate(); err != nil {
-			return RoundStats{}, err
-		}
+		st, loss, err = t.privateRound(ctx)
 	}
-
-	// The reports have left the clients: the round's privacy cost is
-	// incurred, so it is composed before the model changes.
-	if err := t.ledger.ComposeRound(); err != nil {
+	if err != nil {
 		return RoundStats{}, err
 	}
-
-	// Line 10: average; line 11: descent step and projection.
-	params := t.model.Params()
-	scale := lr / float64(k)
-	for i, g := range t.sum {
-		params[i] -= scale * g
-	}
-	if t.cfg.ProjectRadius > 0 {
-		projectL2(params, t.cfg.ProjectRadius)
-	}
-	t.round++
-	t.updates += int64(k)
-	return RoundStats{Round: t.round, Epoch: epoch, LR: lr, Loss: loss / float64(k), Duration: time.Since(start)}, nil
+	t.updates += int64(t.cfg.Sample)
+	return RoundStats{Round: int(st.Step), Epoch: st.Epoch, LR: st.LR, Loss: loss / float64(t.cfg.Sample), Duration: time.Since(start)}, nil
 }
 
-// clip applies Algorithm 1, line 6 (or the l_inf clamp, see
-// Config.ClampLinf).
-func (t *Trainer) clip(g []float64) {
-	if t.cfg.ClampLinf {
-		randomizer.ClipLinf(g, t.cfg.Clip)
-		return
-	}
-	clipInPlace(g, t.cfg.ClipNorm, t.cfg.Clip)
+func (t *Trainer) example(i int) client.Example {
+	return client.Example{X: t.train.Example(i), Label: t.train.Y[i]}
 }
 
-// clientGradient writes the gradient of sampled slot's example into w.grad
-// and returns its loss.
-func (t *Trainer) clientGradient(w *clientWorker, slot int) float64 {
-	i := t.sampled[slot]
-	return w.w.Gradient(t.train.Example(i), t.train.Y[i], w.grad)
+// privateRound runs one round through the roles: the server publishes its
+// model; the shuffler opens a round (budget check, sample: line 3) and
+// relays the model to the sampled clients; each computes, clips,
+// randomizes and seals its report (lines 4–8) and submits it; the
+// shuffler debits the budget, permutes (line 9) and forwards the batch;
+// the server decodes, averages and steps (lines 10–11).
+func (t *Trainer) privateRound(ctx context.Context) (server.Step, float64, error) {
+	round, err := t.shuf.Open(ctx, t.server.Model())
+	if err != nil {
+		return server.Step{}, 0, err
+	}
+	sampled, roundKey, k := t.shuf.Sampled(), t.sim.roundKey, t.cfg.Sample
+	loss := t.parallelShards(t.nShards, func(w *clientWorker, s int) float64 {
+		lo, hi := shardRange(s, t.nShards, k)
+		var l float64
+		t.errs[s] = nil
+		for slot := lo; slot < hi; slot++ {
+			c := sampled[slot]
+			w.noise.reset(t.cfg.Seed, roundKey, uint64(slot))
+			sealed, cl, err := w.c.Report(&round, t.example(c), &w.noise)
+			l += cl
+			if err == nil {
+				err = t.shuf.Submit(c, round.ID, sealed)
+			}
+			if err != nil {
+				t.errs[s] = fmt.Errorf("client in slot %d: %w", slot, err)
+				return l
+			}
+		}
+		return l
+	})
+	var st server.Step
+	_, err = t.shuf.Release(ctx, func(ctx context.Context, b protocol.Batch) error {
+		var err error
+		st, err = t.server.Receive(ctx, b)
+		return err
+	})
+	if cerr := errors.Join(t.errs...); cerr != nil {
+		return server.Step{}, 0, cerr // the round was discarded as incomplete
+	}
+	if err != nil {
+		return server.Step{}, 0, err
+	}
+	return st, loss, nil
+}
+
+// denseRound is the non-private baseline (randomizer none): no randomizer,
+// no shuffler, no privacy claim. The sample comes from the same seeded
+// generator; the clipped gradients are summed in the clear over fixed
+// shards (added in shard order) and the server steps on the sum.
+func (t *Trainer) denseRound() (server.Step, float64, error) {
+	if _, err := t.sim.Round(t.sampled); err != nil {
+		return server.Step{}, 0, err
+	}
+	round := protocol.Round{ID: t.server.Steps() + 1, Model: t.server.Model()}
+	k := t.cfg.Sample
+	loss := t.parallelShards(t.nShards, func(w *clientWorker, s int) float64 {
+		lo, hi := shardRange(s, t.nShards, k)
+		sum := t.shards[s]
+		clear(sum)
+		var l float64
+		t.errs[s] = nil
+		for slot := lo; slot < hi; slot++ {
+			g, cl, err := w.c.ClippedGradient(&round, t.example(t.sampled[slot]))
+			if err != nil {
+				t.errs[s] = fmt.Errorf("client in slot %d: %w", slot, err)
+				return l
+			}
+			l += cl
+			for i, v := range g {
+				sum[i] += v
+			}
+		}
+		return l
+	})
+	if err := errors.Join(t.errs...); err != nil {
+		return server.Step{}, 0, err
+	}
+	copy(t.sum, t.shards[0])
+	for _, sh := range t.shards[1:] {
+		for i, v := range sh {
+			t.sum[i] += v
+		}
+	}
+	if err := t.ledger.ComposeRound(); err != nil { // counts rounds; no epsilon
+		return server.Step{}, 0, err
+	}
+	st, err := t.server.ApplySum(t.sum, k)
+	return st, loss, err
 }
 
 // parallelShards runs f on every shard, each worker taking the next shard
@@ -307,34 +402,4 @@ func (t *Trainer) parallelShards(nShards int, f func(w *clientWorker, s int) flo
 		total += r
 	}
 	return total
-}
-
-// projectL2 projects v onto the l_2 ball of radius r (Algorithm 1, line
-// 11): v <- v * min(1, r/||v||_2).
-func projectL2(v []float64, r float64) {
-	var s float64
-	for _, x := range v {
-		s += x * x
-	}
-	if n := math.Sqrt(s); n > r {
-		f := r / n
-		for i := range v {
-			v[i] *= f
-		}
-	}
-}
-
-// clientKey derives the 32-byte ChaCha8 key of one client's noise in one
-// round from the run's seed, the round's key (drawn from the run's
-// sequential generator) and the client's slot in the round's sample.
-// ChaCha8 is a pseudorandom function of its key, so distinct keys give
-// independent-looking streams, and a client's noise does not depend on
-// which worker computes it.
-func clientKey(seed, roundKey, slot uint64) [32]byte {
-	var k [32]byte
-	binary.LittleEndian.PutUint64(k[0:], seed)
-	binary.LittleEndian.PutUint64(k[8:], roundKey)
-	binary.LittleEndian.PutUint64(k[16:], slot)
-	copy(k[24:], "cldp-sgd")
-	return k
 }

@@ -1,35 +1,37 @@
-package training
+package client
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/shuffledp/shuffledp/protocol"
 )
 
-// TestClipInPlace checks Algorithm 1, line 6, g <- g / max(1, ||g||_p/C),
+// TestClip checks Algorithm 1, line 6, g <- g / max(1, ||g||_p/C),
 // against a direct evaluation of the formula, for every norm, on vectors
 // inside and outside the ball, including lengths that are not multiples of
 // the unrolling width.
-func TestClipInPlace(t *testing.T) {
+func TestClip(t *testing.T) {
 	norm := func(p string, g []float64) float64 {
 		var s float64
 		for _, v := range g {
 			switch p {
-			case NormL1:
+			case protocol.NormL1:
 				s += math.Abs(v)
-			case NormL2:
+			case protocol.NormL2:
 				s += v * v
-			case NormLInf:
+			case protocol.NormLInf:
 				s = math.Max(s, math.Abs(v))
 			}
 		}
-		if p == NormL2 {
+		if p == protocol.NormL2 {
 			s = math.Sqrt(s)
 		}
 		return s
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, p := range []string{NormL1, NormL2, NormLInf} {
+	for _, p := range []string{protocol.NormL1, protocol.NormL2, protocol.NormLInf} {
 		for _, d := range []int{1, 3, 4, 7, 26010} {
 			for _, c := range []float64{1e-3, 0.5, 1e3} {
 				g := make([]float64, d)
@@ -41,7 +43,7 @@ func TestClipInPlace(t *testing.T) {
 				for i := range g {
 					want[i] = g[i] / f
 				}
-				clipInPlace(g, p, c)
+				Clip(g, p, c, false)
 				for i := range g {
 					if math.Abs(g[i]-want[i]) > 1e-12*math.Abs(want[i])+1e-300 {
 						t.Fatalf("%s d=%d C=%g: g[%d] = %g, want %g", p, d, c, i, g[i], want[i])
@@ -55,7 +57,7 @@ func TestClipInPlace(t *testing.T) {
 		// Non-finite gradients are zeroed; the zero vector stays zero.
 		for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 			g := []float64{1, 2, bad, 4, 5}
-			clipInPlace(g, p, 1)
+			Clip(g, p, 1, false)
 			for i, v := range g {
 				if v != 0 {
 					t.Fatalf("%s with %v: g[%d] = %g, want 0", p, bad, i, v)
@@ -63,7 +65,7 @@ func TestClipInPlace(t *testing.T) {
 			}
 		}
 		z := make([]float64, 9)
-		clipInPlace(z, p, 1)
+		Clip(z, p, 1, false)
 		for _, v := range z {
 			if v != 0 {
 				t.Fatalf("%s: zero vector changed", p)
@@ -72,10 +74,32 @@ func TestClipInPlace(t *testing.T) {
 		// Tiny and huge entries (the l2 fast path falls back to scaling).
 		for _, scale := range []float64{1e-200, 1e200} {
 			g := []float64{3 * scale, 4 * scale}
-			clipInPlace(g, p, 1)
+			Clip(g, p, 1, false)
 			if n := norm(p, g); !(n <= 1*(1+1e-12)) || math.IsNaN(n) {
 				t.Fatalf("%s scale %g: norm after clipping %g", p, scale, n)
 			}
 		}
+	}
+}
+
+func BenchmarkClipLinf(b *testing.B) {
+	g := make([]float64, 26010)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range g {
+		g[i] = r.NormFloat64()
+	}
+	for b.Loop() {
+		Clip(g, protocol.NormLInf, 1e6, false)
+	}
+}
+
+func BenchmarkClipL2(b *testing.B) {
+	g := make([]float64, 26010)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range g {
+		g[i] = r.NormFloat64()
+	}
+	for b.Loop() {
+		Clip(g, protocol.NormL2, 1e6, false)
 	}
 }

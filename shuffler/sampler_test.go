@@ -1,4 +1,4 @@
-package training
+package shuffler
 
 import (
 	"math"
@@ -6,10 +6,13 @@ import (
 	"testing"
 )
 
-func TestClientSamplerDistinctAndInRange(t *testing.T) {
+func TestSamplerDistinctAndInRange(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, c := range []struct{ n, k int }{{1, 1}, {10, 10}, {100, 7}, {1000, 999}} {
-		s := NewClientSampler(c.n, c.k)
+		s, err := NewSampler(c.n, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
 		out := make([]int, c.k)
 		for trial := 0; trial < 20; trial++ {
 			s.Sample(r, out)
@@ -24,14 +27,17 @@ func TestClientSamplerDistinctAndInRange(t *testing.T) {
 	}
 }
 
-// TestClientSamplerUniform checks that every client is included with
+// TestSamplerUniform checks that every client is included with
 // probability k/n (chi-square test over the inclusion counts; with 19 degrees
 // of freedom the threshold 45.3 is exceeded with probability 1e-3 under
 // uniformity, and the seed is fixed so the test is deterministic).
-func TestClientSamplerUniform(t *testing.T) {
+func TestSamplerUniform(t *testing.T) {
 	const n, k, trials = 20, 5, 40000
 	r := rand.New(rand.NewPCG(7, 11))
-	s := NewClientSampler(n, k)
+	s, err := NewSampler(n, k)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := make([]int, k)
 	var counts [n]float64
 	pairs := 0 // how often clients 0 and 1 are sampled together

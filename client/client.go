@@ -1,0 +1,142 @@
+// Package client implements the client role of the shuffle model
+// (NeurIPS'21 Algorithm 1, lines 4–8): a client holds one training
+// example; given the round's model it computes the gradient of the loss on
+// its example, clips it, randomizes it with the run's eps0-LDP randomizer
+// and seals the report to the server. What leaves a client is the sealed
+// report bytes, nothing else.
+//
+// Randomness is injected: a deployment passes crypto/rand
+// (randomizer.NewCryptoSource); a simulation may pass a seeded stream
+// (SIMULATION ONLY: seeded noise is predictable from the seed, and
+// predictable noise voids the LDP guarantee).
+package client
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/shuffledp/shuffledp/model"
+	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/randomizer"
+)
+
+// Example is one client's data: its input and label.
+type Example struct {
+	X     []float64
+	Label int
+}
+
+// Client computes clients' reports, one at a time: it holds the scratch of
+// the computation (a model.Worker and a gradient buffer) and the run's
+// randomizer and sealer, and takes each client's Example per call, so one
+// Client serves any number of simulated clients in turn. A Client is not
+// safe for concurrent use; distinct Clients are.
+type Client struct {
+	cfg    protocol.RunConfig
+	m      model.Model
+	worker model.Worker
+	grad   []float64
+	rand   randomizer.Randomizer // nil for protocol.RandomizerNone
+	sealer protocol.Sealer
+	loaded int64 // Model.Version whose parameters m holds; -1 before the first round
+}
+
+// New returns a Client for the run cfg computing with model m (of the run's
+// architecture and dimension; its parameters are overwritten by every
+// round's Model unless the round's Params are m's own vector, as when an
+// in-process simulation shares one model between server and clients) and
+// sealing with sealer (nil only for protocol.RandomizerNone).
+func New(cfg protocol.RunConfig, m model.Model, sealer protocol.Sealer) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if m.Name() != cfg.Model || m.NumParams() != cfg.Dim {
+		return nil, fmt.Errorf("model: run uses %s with %d parameters, got %s with %d", cfg.Model, cfg.Dim, m.Name(), m.NumParams())
+	}
+	c := &Client{cfg: cfg, m: m, worker: m.NewWorker(), grad: make([]float64, cfg.Dim), sealer: sealer, loaded: -1}
+	if cfg.Randomizer == protocol.RandomizerNone {
+		return c, nil
+	}
+	if sealer == nil {
+		return nil, errors.New("client: a sealer is required for a private randomizer")
+	}
+	r, err := protocol.NewRandomizer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if got := r.ReportSize() + sealer.Overhead(); got != cfg.ReportBytes {
+		return nil, fmt.Errorf("report-bytes: run says %d, randomizer %s and sealer give %d", cfg.ReportBytes, cfg.Randomizer, got)
+	}
+	c.rand = r
+	return c, nil
+}
+
+// load makes the worker compute at the round's parameters.
+func (c *Client) load(r *protocol.Round) error {
+	p := r.Model.Params
+	if r.Model.Run != c.cfg.Run {
+		return fmt.Errorf("client: round of run %q, client of run %q", r.Model.Run, c.cfg.Run)
+	}
+	if len(p) != c.cfg.Dim {
+		return fmt.Errorf("client: round model has %d parameters, run has %d", len(p), c.cfg.Dim)
+	}
+	own := c.m.Params()
+	if &own[0] == &p[0] { // in process, sharing the server's vector
+		return nil
+	}
+	if c.loaded != r.Model.Version {
+		copy(own, p)
+		c.loaded = r.Model.Version
+	}
+	return nil
+}
+
+// gradient writes the clipped gradient of ex at the round's model into
+// c.grad and returns the loss.
+func (c *Client) gradient(r *protocol.Round, ex Example) (float64, error) {
+	if err := c.load(r); err != nil {
+		return 0, err
+	}
+	if len(ex.X) != c.m.InputDim() || ex.Label < 0 || ex.Label >= c.m.NumClasses() {
+		return 0, fmt.Errorf("client: example of length %d with label %d does not fit model %s (%d inputs, %d classes)",
+			len(ex.X), ex.Label, c.m.Name(), c.m.InputDim(), c.m.NumClasses())
+	}
+	loss := c.worker.Gradient(ex.X, ex.Label, c.grad)
+	Clip(c.grad, c.cfg.ClipNorm, c.cfg.Clip, c.cfg.ClampLinf)
+	return loss, nil
+}
+
+// Report is Algorithm 1, lines 5–8, for one client holding ex: the
+// gradient of the loss at the round's model, clipped, randomized with
+// noise drawn from noise, and sealed for the round. It also returns the
+// loss on ex, which stays with the client (a simulation may log it; no
+// transport carries it).
+func (c *Client) Report(r *protocol.Round, ex Example, noise randomizer.Source) (sealed []byte, loss float64, err error) {
+	if c.rand == nil {
+		return nil, 0, errors.New("client: randomizer none sends clipped gradients (ClippedGradient), not reports")
+	}
+	if loss, err = c.gradient(r, ex); err != nil {
+		return nil, 0, err
+	}
+	rep, err := c.rand.Randomize(c.grad, noise)
+	if err != nil {
+		return nil, loss, fmt.Errorf("client: %w", err)
+	}
+	sealed, err = c.sealer.Seal(r.Binding(), rep)
+	if err != nil {
+		return nil, loss, fmt.Errorf("client: sealing: %w", err)
+	}
+	return sealed, loss, nil
+}
+
+// ClippedGradient is the non-private baseline's client step
+// (protocol.RandomizerNone): the clipped gradient of ex at the round's
+// model, in the clear, and the loss. The slice is the Client's scratch,
+// valid until its next call.
+func (c *Client) ClippedGradient(r *protocol.Round, ex Example) ([]float64, float64, error) {
+	if c.rand != nil {
+		return nil, 0, fmt.Errorf("client: randomizer %s: the clear gradient must not leave the client", c.cfg.Randomizer)
+	}
+	loss, err := c.gradient(r, ex)
+	return c.grad, loss, err
+}

@@ -1,0 +1,104 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/shuffledp/shuffledp/randomizer"
+)
+
+// Clipping norms of RunConfig.ClipNorm.
+const (
+	NormL1   = "l1"
+	NormL2   = "l2"
+	NormLInf = "linf"
+)
+
+// RandomizerNone names the non-private baseline in RunConfig.Randomizer:
+// clients send clipped gradients in the clear, nothing is shuffled and no
+// privacy is claimed.
+const RandomizerNone = "none"
+
+// RunConfig is the public configuration of one run, fixed for its whole
+// life: everything a client needs to compute its report, the shuffler
+// needs to sample and check a batch (and to price it), and the server
+// needs to decode it. None of it is secret.
+type RunConfig struct {
+	// Run identifies the run; sealed reports and ledger entries are bound
+	// to (Run, round id).
+	Run string
+	// Model names the architecture (model.New), Dim its number of
+	// parameters d.
+	Model string
+	Dim   int
+	// Randomizer is the eps0-LDP local randomizer (randomizer.New names:
+	// rinf, r1, r2, privunit, ...), or RandomizerNone.
+	Randomizer string
+	// ClipNorm (l1, l2, linf) and Clip (the radius C) define the clipping
+	// g <- g / max(1, ||g||_p / C) of NeurIPS'21 Algorithm 1, line 6;
+	// ClampLinf, with linf, clamps every coordinate into [-C, C] instead.
+	ClipNorm  string
+	Clip      float64
+	ClampLinf bool
+	// Eps0 is the local privacy parameter of the randomizer.
+	Eps0 float64
+	// Clients is n, the population; Sample is k, the clients sampled
+	// without replacement per round.
+	Clients int
+	Sample  int
+	// MinBatch is the smallest batch the shuffler releases (1 <= MinBatch
+	// <= Sample).
+	MinBatch int
+	// ReportBytes is the length of every sealed report of the run (the
+	// randomizer's report size plus the sealing overhead); the shuffler
+	// refuses any other length. 0 for RandomizerNone.
+	ReportBytes int
+}
+
+// Validate returns an error naming the first invalid field (flag-style
+// names: run, model, dim, randomizer, clip-norm, clip, eps0, clients,
+// sample, min-batch, report-bytes).
+func (c RunConfig) Validate() error {
+	switch {
+	case c.Run == "":
+		return errors.New("run: the run id must not be empty")
+	case c.Model == "":
+		return errors.New("model: the architecture name must not be empty")
+	case c.Dim < 1:
+		return fmt.Errorf("dim must be >= 1, got %d", c.Dim)
+	case c.Randomizer == "":
+		return errors.New("randomizer must not be empty")
+	case c.ClipNorm != NormL1 && c.ClipNorm != NormL2 && c.ClipNorm != NormLInf:
+		return fmt.Errorf("clip-norm must be one of l1, l2, linf, got %q", c.ClipNorm)
+	case c.ClampLinf && c.ClipNorm != NormLInf:
+		return fmt.Errorf("linf-clip clamp needs clip-norm linf, got %s", c.ClipNorm)
+	case !(c.Clip > 0) || math.IsInf(c.Clip, 0):
+		return fmt.Errorf("clip must be positive and finite, got %g", c.Clip)
+	case c.Randomizer != RandomizerNone && (!(c.Eps0 > 0) || math.IsInf(c.Eps0, 0)):
+		return fmt.Errorf("eps0 must be positive and finite, got %g", c.Eps0)
+	case c.Clients < 1:
+		return fmt.Errorf("clients must be >= 1, got %d", c.Clients)
+	case c.Sample < 1 || c.Sample > c.Clients:
+		return fmt.Errorf("sample must be in [1, clients=%d], got %d", c.Clients, c.Sample)
+	case c.MinBatch < 1 || c.MinBatch > c.Sample:
+		return fmt.Errorf("min-batch must be in [1, sample=%d], got %d", c.Sample, c.MinBatch)
+	case c.Randomizer != RandomizerNone && c.ReportBytes < 1:
+		return fmt.Errorf("report-bytes must be >= 1, got %d", c.ReportBytes)
+	}
+	return nil
+}
+
+// NewRandomizer returns the run's local randomizer R_p (cfg.Randomizer, on
+// the ball of radius cfg.Clip in R^d with parameter cfg.Eps0): clients
+// randomize with it, the server decodes with it.
+func NewRandomizer(cfg RunConfig) (randomizer.Randomizer, error) {
+	if cfg.Randomizer == RandomizerNone {
+		return nil, errors.New("randomizer none has no randomizer")
+	}
+	r, err := randomizer.New(cfg.Randomizer, randomizer.Config{Eps0: cfg.Eps0, Dim: cfg.Dim, Radius: cfg.Clip})
+	if err != nil {
+		return nil, fmt.Errorf("randomizer %s: %w", cfg.Randomizer, err)
+	}
+	return r, nil
+}

@@ -1,0 +1,48 @@
+package protocol
+
+// Binding names the run and round a report is sealed for. A report sealed
+// for one (run, round) must not open for another, so a report cannot be
+// replayed into a different round or run.
+type Binding struct {
+	Run   string
+	Round int64
+}
+
+// Sealer seals a client's report to the server, so that the shuffler,
+// which carries it, cannot read it. Implementations are safe for
+// concurrent use.
+type Sealer interface {
+	// Seal returns report sealed for b. It may return report itself when
+	// sealing is the identity (Plaintext); the caller must not modify
+	// report afterwards.
+	Seal(b Binding, report []byte) ([]byte, error)
+	// Overhead is the number of bytes Seal adds to a report.
+	Overhead() int
+}
+
+// Opener opens sealed reports on the server. Implementations are safe for
+// concurrent use.
+type Opener interface {
+	// Open returns the report inside sealed, or an error if sealed was not
+	// sealed for b or was altered. It may return a sub-slice of sealed.
+	Open(b Binding, sealed []byte) ([]byte, error)
+}
+
+// Plaintext is the identity "sealing": Seal and Open return the report
+// unchanged and bind it to nothing.
+//
+// SIMULATION ONLY: with Plaintext the shuffler (and anyone on the path)
+// can read every report, and a report opens for any run and round. It
+// serves the in-process simulation, where all roles share one address
+// space anyway. A deployment seals with HPKE (RFC 9180) to the server's
+// key, the binding in the info string (issue 14).
+type Plaintext struct{}
+
+// Seal implements Sealer: it returns report itself.
+func (Plaintext) Seal(_ Binding, report []byte) ([]byte, error) { return report, nil }
+
+// Overhead implements Sealer: 0.
+func (Plaintext) Overhead() int { return 0 }
+
+// Open implements Opener: it returns sealed itself.
+func (Plaintext) Open(_ Binding, sealed []byte) ([]byte, error) { return sealed, nil }

@@ -1,0 +1,35 @@
+package shuffler
+
+import "context"
+
+// Release describes a batch the shuffler is about to forward: what the
+// budget is debited for.
+type Release struct {
+	// Run and Round key the debit: a budget debits a (Run, Round) at most
+	// once (a retry with the same Digest is a no-op; another Digest is
+	// an error).
+	Run   string
+	Round int64
+	// Reports is the number of reports in the batch (the realized batch
+	// size the event is priced with).
+	Reports int
+	// Digest is protocol.Batch.Digest of the batch.
+	Digest [32]byte
+}
+
+// Budget is the privacy budget of a run, as the shuffler needs it: Debit
+// must make the release's privacy cost durable before it returns nil. Any
+// error (the budget exhausted, a storage failure) means the batch is
+// discarded, never forwarded.
+type Budget interface {
+	Debit(ctx context.Context, r Release) error
+}
+
+// Checker is an optional interface of a Budget: Check says whether a
+// release of r.Reports reports in round r.Round would be debited now,
+// without debiting (r.Digest is zero). The shuffler calls it before
+// sampling a round, so that no client works for a round whose batch could
+// not be released; Debit still decides.
+type Checker interface {
+	Check(ctx context.Context, r Release) error
+}

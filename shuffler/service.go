@@ -1,0 +1,260 @@
+package shuffler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/randomizer"
+)
+
+// Errors of the shuffler role (wrapped; test with errors.Is).
+var (
+	// ErrNoRound: no round is open (none yet, or it was released).
+	ErrNoRound = errors.New("no round is open")
+	// ErrRoundOpen: Open while a round is open.
+	ErrRoundOpen = errors.New("a round is already open")
+	// ErrWrongRound: a report for a round other than the open one.
+	ErrWrongRound = errors.New("report for another round")
+	// ErrNotSampled: a report from a client not sampled in the round.
+	ErrNotSampled = errors.New("client not sampled in this round")
+	// ErrDuplicate: a second report from the same client in one round.
+	ErrDuplicate = errors.New("client already reported in this round")
+	// ErrIncomplete: a sampled client did not deliver and the service
+	// releases complete rounds only.
+	ErrIncomplete = errors.New("round incomplete: a sampled client did not deliver")
+	// ErrNotDebited: the budget refused the release (wraps its error).
+	ErrNotDebited = errors.New("budget not debited: batch discarded")
+)
+
+// ServiceConfig configures a Service.
+type ServiceConfig struct {
+	// Run is the run's public configuration (n, k, minimum batch, report
+	// length).
+	Run protocol.RunConfig
+	// Budget is debited for every batch before it is forwarded.
+	Budget Budget
+	// Randomness samples clients and permutes batches; nil means
+	// NewCryptoRandomness (the only choice for a deployment).
+	Randomness Randomness
+	// LastRound is the last round id this run debited before the service
+	// started (0 for a fresh run): round ids continue after it, so a
+	// (run, round) key is never reused for a different batch.
+	LastRound int64
+	// ReleasePartial releases a round in which some sampled clients did not
+	// deliver, as long as at least Run.MinBatch did, debiting it with the
+	// realized batch size; by default such a round is discarded. See
+	// Service.
+	ReleasePartial bool
+}
+
+// Service is the shuffler role of the shuffle model, the party trusted for
+// anonymity (it sees who reports, never what: it only ever holds sealed
+// report bytes). For each round it
+//
+//  1. samples k of the n clients (Randomness; crypto/rand in deployment),
+//     after asking the budget (Checker) whether the round could be
+//     released at all, and assigns the round id;
+//  2. relays the server's Model to the sampled clients (Sampled lists them
+//     for the transport), so the server never learns who fetched it;
+//  3. collects exactly one report per sampled client (Submit refuses
+//     unsampled clients, duplicates, other rounds, other lengths);
+//  4. on Release: discards the round if a sampled client never delivered
+//     (default) or if fewer than the minimum batch delivered, permutes the
+//     reports (Fisher–Yates), computes the batch's SHA-256, debits the
+//     budget — and only if that succeeded forwards the batch: report
+//     bytes, run and round id only.
+//
+// Incomplete rounds. The default discards a round with a missing report:
+// the accountant then always sees batches of exactly k out of n, the
+// mechanism NeurIPS'21 Theorem 1 analyses. The alternative,
+// ReleasePartial, releases the k' < k reports that arrived and debits the
+// event with k' (a subsampled shuffle of k' out of n). That is sound only
+// if whether a client delivers is independent of its data and of its
+// report (dropouts at random, e.g. network failures); a client that can
+// choose to drop out depending on its data makes the sample
+// data-dependent, which no subsampling bound covers.
+//
+// A Service is safe for concurrent use; one round is open at a time.
+type Service struct {
+	cfg     ServiceConfig
+	rnd     Randomness
+	mu      sync.Mutex
+	last    int64 // last round id assigned
+	open    bool
+	round   protocol.Round
+	perm    randomizer.Source
+	sample  []int    // slot -> client, in sample order
+	slotOf  []int32  // client -> slot in the open round, -1 if not sampled
+	reports [][]byte // slot -> sealed report (nil until delivered)
+	got     int
+}
+
+// NewService returns the shuffler role for cfg.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	if err := cfg.Run.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Run.Randomizer == protocol.RandomizerNone {
+		return nil, errors.New("shuffler: randomizer none sends no reports to shuffle")
+	}
+	if cfg.Budget == nil {
+		return nil, errors.New("shuffler: a budget is required")
+	}
+	if cfg.LastRound < 0 {
+		return nil, fmt.Errorf("shuffler: last round must be >= 0, got %d", cfg.LastRound)
+	}
+	s := &Service{cfg: cfg, rnd: cfg.Randomness, last: cfg.LastRound,
+		sample:  make([]int, cfg.Run.Sample),
+		slotOf:  make([]int32, cfg.Run.Clients),
+		reports: make([][]byte, cfg.Run.Sample)}
+	if s.rnd == nil {
+		var err error
+		if s.rnd, err = NewCryptoRandomness(cfg.Run.Clients, cfg.Run.Sample); err != nil {
+			return nil, err
+		}
+	}
+	for i := range s.slotOf {
+		s.slotOf[i] = -1
+	}
+	return s, nil
+}
+
+// LastRound returns the last round id assigned (0 if none).
+func (s *Service) LastRound() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// Open starts a round for the server's model m: it checks the budget (if
+// it implements Checker), samples the round's clients and assigns the next
+// round id. It returns the message to relay to every sampled client.
+func (s *Service) Open(ctx context.Context, m protocol.Model) (protocol.Round, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open {
+		return protocol.Round{}, fmt.Errorf("shuffler: round %d: %w", s.round.ID, ErrRoundOpen)
+	}
+	if m.Run != s.cfg.Run.Run {
+		return protocol.Round{}, fmt.Errorf("shuffler: model of run %q, shuffler of run %q", m.Run, s.cfg.Run.Run)
+	}
+	id := s.last + 1
+	if c, ok := s.cfg.Budget.(Checker); ok {
+		if err := c.Check(ctx, Release{Run: s.cfg.Run.Run, Round: id, Reports: s.cfg.Run.Sample}); err != nil {
+			return protocol.Round{}, fmt.Errorf("shuffler: round %d: %w", id, err)
+		}
+	}
+	perm, err := s.rnd.Round(s.sample)
+	if err != nil {
+		return protocol.Round{}, fmt.Errorf("shuffler: sampling round %d: %w", id, err)
+	}
+	for slot, c := range s.sample {
+		s.slotOf[c] = int32(slot)
+	}
+	s.last, s.perm, s.got, s.open = id, perm, 0, true
+	s.round = protocol.Round{ID: id, Model: m}
+	return s.round, nil
+}
+
+// Sampled returns the clients sampled in the open round, in sample order
+// (a client's position is its slot), for the transport that relays the
+// round message to them. The slice is the service's; do not modify it.
+// It is nil when no round is open.
+func (s *Service) Sampled() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open {
+		return nil
+	}
+	return s.sample
+}
+
+// Submit accepts the sealed report of client for round. The service keeps
+// sealed itself (no copy: the caller hands it over and must not modify it
+// afterwards). It refuses a report when no round is open, for another
+// round, from a client not sampled in this round or that already
+// reported, or of a length other than the run's.
+func (s *Service) Submit(client int, round int64, sealed []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case !s.open:
+		return fmt.Errorf("shuffler: report for round %d: %w", round, ErrNoRound)
+	case round != s.round.ID:
+		return fmt.Errorf("shuffler: report for round %d, round %d is open: %w", round, s.round.ID, ErrWrongRound)
+	case client < 0 || client >= len(s.slotOf) || s.slotOf[client] < 0:
+		return fmt.Errorf("shuffler: round %d: %w", round, ErrNotSampled)
+	case len(sealed) != s.cfg.Run.ReportBytes:
+		return fmt.Errorf("shuffler: round %d: %w: %d bytes, the run's reports have %d", round, ErrReportLength, len(sealed), s.cfg.Run.ReportBytes)
+	}
+	slot := s.slotOf[client]
+	if s.reports[slot] != nil {
+		return fmt.Errorf("shuffler: round %d: %w", round, ErrDuplicate)
+	}
+	s.reports[slot] = sealed
+	s.got++
+	return nil
+}
+
+// Release closes the open round. A round with a missing report (unless
+// ReleasePartial) or below the minimum batch is discarded and nothing is
+// debited. Otherwise the reports are permuted uniformly (Fisher–Yates),
+// copied into fresh memory in that order, the batch's digest computed and
+// the budget debited; if Debit fails the batch is discarded (ErrNotDebited
+// wrapping the budget's error) and forward is not called. Only after a
+// successful debit is forward called with the batch. It returns the
+// release (also when forward fails: the round was debited).
+func (s *Service) Release(ctx context.Context, forward func(context.Context, protocol.Batch) error) (Release, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open {
+		return Release{}, fmt.Errorf("shuffler: release: %w", ErrNoRound)
+	}
+	defer s.close()
+	id, k := s.round.ID, len(s.sample)
+	if s.got < k && !s.cfg.ReleasePartial {
+		return Release{}, fmt.Errorf("shuffler: round %d: %w (%d of %d reports)", id, ErrIncomplete, s.got, k)
+	}
+	if s.got < s.cfg.Run.MinBatch {
+		return Release{}, fmt.Errorf("shuffler: round %d: %w: %d reports, minimum %d", id, ErrBatchTooSmall, s.got, s.cfg.Run.MinBatch)
+	}
+	delivered := s.reports
+	if s.got < k { // drop the missing ones, keeping sample order
+		delivered = delivered[:0]
+		for _, r := range s.reports {
+			if r != nil {
+				delivered = append(delivered, r)
+			}
+		}
+	}
+	fisherYates(delivered, s.perm)
+	size := s.cfg.Run.ReportBytes
+	backing := make([]byte, size*len(delivered))
+	out := make([][]byte, len(delivered))
+	for i, r := range delivered {
+		out[i] = backing[i*size : (i+1)*size : (i+1)*size]
+		copy(out[i], r)
+	}
+	b := protocol.Batch{Run: s.cfg.Run.Run, Round: id, Reports: out}
+	rel := Release{Run: b.Run, Round: id, Reports: len(out), Digest: b.Digest()}
+	if err := s.cfg.Budget.Debit(ctx, rel); err != nil {
+		return Release{}, fmt.Errorf("shuffler: round %d: %w: %w", id, ErrNotDebited, err)
+	}
+	if err := forward(ctx, b); err != nil {
+		return rel, fmt.Errorf("shuffler: round %d debited, forwarding failed: %w", id, err)
+	}
+	return rel, nil
+}
+
+// close ends the open round and forgets its sample and reports.
+func (s *Service) close() {
+	for _, c := range s.sample {
+		s.slotOf[c] = -1
+	}
+	clear(s.reports)
+	s.open, s.got, s.perm = false, 0, nil
+	s.round = protocol.Round{}
+}

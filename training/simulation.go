@@ -1,0 +1,96 @@
+package training
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+
+	"github.com/shuffledp/shuffledp/randomizer"
+	"github.com/shuffledp/shuffledp/shuffler"
+)
+
+// shuffleSlot is the slot number, beyond any client's, under which the
+// shuffler's per-round ChaCha8 key is derived (see clientKey).
+const shuffleSlot = ^uint64(0)
+
+// simRandomness is the shuffler's Randomness in simulation: the run's
+// sequential generator (PCG seeded by Config.Seed; its state is
+// checkpointed) draws each round's sample of k clients and then the
+// round's key, from which every client's noise stream (clientKey with the
+// client's slot) and the permutation's stream (slot shuffleSlot) are
+// derived. With CryptoNoise the permutation comes from crypto/rand; the
+// sample stays seeded.
+//
+// SIMULATION ONLY: the sample and the permutation are predictable from
+// the seed. A deployment uses shuffler.NewCryptoRandomness.
+type simRandomness struct {
+	seed     uint64
+	master   *rand.PCG
+	rng      *rand.Rand
+	sampler  *shuffler.Sampler
+	roundKey uint64 // key of the current round's noise, drawn after the sample
+	perm     clientSource
+}
+
+func newSimRandomness(cfg Config) (*simRandomness, error) {
+	sampler, err := shuffler.NewSampler(cfg.Clients, cfg.Sample)
+	if err != nil {
+		return nil, err
+	}
+	s := &simRandomness{seed: cfg.Seed, master: rand.NewPCG(cfg.Seed, 0x636c6470736764), sampler: sampler} // "cldpsgd"
+	s.rng = rand.New(s.master)
+	if cfg.CryptoNoise {
+		s.perm.crypto = randomizer.NewCryptoSource()
+	}
+	return s, nil
+}
+
+// Round implements shuffler.Randomness.
+func (s *simRandomness) Round(sample []int) (randomizer.Source, error) {
+	s.sampler.Sample(s.rng, sample)
+	s.roundKey = s.rng.Uint64()
+	s.perm.reset(s.seed, s.roundKey, shuffleSlot)
+	return &s.perm, nil
+}
+
+// clientKey derives the 32-byte ChaCha8 key of one client's noise in one
+// round from the run's seed, the round's key (drawn from the run's
+// sequential generator) and the client's slot in the round's sample.
+// ChaCha8 is a pseudorandom function of its key, so distinct keys give
+// independent-looking streams, and a client's noise does not depend on
+// which worker computes it.
+func clientKey(seed, roundKey, slot uint64) [32]byte {
+	var k [32]byte
+	binary.LittleEndian.PutUint64(k[0:], seed)
+	binary.LittleEndian.PutUint64(k[8:], roundKey)
+	binary.LittleEndian.PutUint64(k[16:], slot)
+	copy(k[24:], "cldp-sgd")
+	return k
+}
+
+// clientSource is the randomness of one client in one round in simulation:
+// a ChaCha8 stream keyed by (seed, round key, slot), so a client's noise is
+// the same whichever worker computes it. With crypto set it draws from
+// crypto/rand instead (deployment-grade noise; runs are then not
+// reproducible).
+//
+// SIMULATION ONLY unless crypto is set: the noise is predictable from the
+// seed.
+type clientSource struct {
+	ch     *rand.ChaCha8
+	crypto randomizer.Source
+}
+
+func (s *clientSource) reset(seed, roundKey, slot uint64) {
+	if s.crypto != nil {
+		return
+	}
+	s.ch = rand.NewChaCha8(clientKey(seed, roundKey, slot))
+}
+
+// Uint64 implements randomizer.Source.
+func (s *clientSource) Uint64() uint64 {
+	if s.crypto != nil {
+		return s.crypto.Uint64()
+	}
+	return s.ch.Uint64()
+}
