@@ -16,6 +16,8 @@ const (
 	BoundCCS21Lower     = "ccs21-lower"
 	BoundCCS21WBK19     = "ccs21+wbk19"
 	BoundPureDP         = "pure-dp"
+	BoundClonesRDP      = "clones-rdp"
+	BoundKRR3Lower      = "krr3-lower"
 	BoundBest           = "best"
 )
 
@@ -72,15 +74,17 @@ func NewBest(parts ...RDP) (*BestCurve, error) {
 
 // Best returns the best valid upper bound for the subsampled shuffle model
 // (k of n sampled per round, eps0-LDP): the minimum at every order of
-// NeurIPS'21 Thm 1, the ccs21+wbk19 baseline and the pure-DP bound, and
-// when k = n (no subsampling) also CCS'21 Thms 3.1 and 3.3.
+// the clone-pair bound (ClonesRDP), NeurIPS'21 Thm 1, the ccs21+wbk19
+// baseline and the pure-DP bound, and when k = n (no subsampling) also
+// CCS'21 Thms 3.1 and 3.3.
 func Best(n, k int64, eps0 float64) (*BestCurve, error) {
 	if err := validateShuffle(n, k, eps0); err != nil {
 		return nil, err
 	}
 	var parts []RDP
+	cl, _ := ClonesRDP(n, k, eps0)
 	up, _ := SubsampledShuffleUpper(n, k, eps0)
-	parts = append(parts, up)
+	parts = append(parts, cl, up)
 	if k == n {
 		u1, _ := ShuffleUpper1(n, eps0)
 		u2, _ := ShuffleUpper2(n, eps0)
@@ -170,6 +174,10 @@ func NewBound(mechanism, bound string, n, k int64, eps0 float64) (RDP, error) {
 		return CCS21WBK19(n, k, eps0)
 	case BoundPureDP:
 		return PureDP(n, k, eps0)
+	case BoundClonesRDP:
+		return ClonesRDP(n, k, eps0)
+	case BoundKRR3Lower:
+		return KRR3Lower(n, k, eps0)
 	case BoundBest:
 		return Best(n, k, eps0)
 	}
@@ -179,5 +187,5 @@ func NewBound(mechanism, bound string, n, k int64, eps0 float64) (RDP, error) {
 // BoundNames lists the RDP bounds NewBound accepts.
 func BoundNames() []string {
 	return []string{BoundNeurIPS21Upper, BoundNeurIPS21Lower, BoundCCS21Upper1, BoundCCS21Upper2,
-		BoundCCS21Lower, BoundCCS21WBK19, BoundPureDP, BoundBest}
+		BoundCCS21Lower, BoundCCS21WBK19, BoundPureDP, BoundClonesRDP, BoundKRR3Lower, BoundBest}
 }

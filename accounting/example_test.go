@@ -18,7 +18,7 @@ func ExampleAccountant() {
 	g, _ := acct.Epsilon(1e-8)
 	_, winner, _ := best.RDPWinner(g.Order)
 	fmt.Printf("epsilon=%.4f at order %g (%s, via %s)\n", g.Epsilon, g.Order, winner, g.Conversion)
-	// Output: epsilon=1.0237 at order 29 (ccs21+wbk19, via cks20)
+	// Output: epsilon=0.2214 at order 120 (clones-rdp, via cks20)
 }
 
 // Rounds with different parameters compose in one accountant.
@@ -34,7 +34,7 @@ func ExampleAccountant_heterogeneous() {
 		fmt.Println(e.Name, e.Count)
 	}
 	// Output:
-	// epsilon=2.223
+	// epsilon=0.420
 	// best 60
 	// best 600
 }
