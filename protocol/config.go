@@ -43,12 +43,13 @@ type RunConfig struct {
 	ClampLinf bool
 	// Eps0 is the local privacy parameter of the randomizer.
 	Eps0 float64
-	// Clients is n, the population; Sample is k, the clients sampled
-	// without replacement per round.
-	Clients int
-	Sample  int
+	// Population is n, the number of clients; PerRound is k, the number
+	// sampled without replacement in every round (flags clients and
+	// sample). Both are public counts.
+	Population int
+	PerRound   int
 	// MinBatch is the smallest batch the shuffler releases (1 <= MinBatch
-	// <= Sample).
+	// <= PerRound).
 	MinBatch int
 	// ReportBytes is the length of every sealed report of the run (the
 	// randomizer's report size plus the sealing overhead); the shuffler
@@ -77,12 +78,12 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("clip must be positive and finite, got %g", c.Clip)
 	case c.Randomizer != RandomizerNone && (!(c.Eps0 > 0) || math.IsInf(c.Eps0, 0)):
 		return fmt.Errorf("eps0 must be positive and finite, got %g", c.Eps0)
-	case c.Clients < 1:
-		return fmt.Errorf("clients must be >= 1, got %d", c.Clients)
-	case c.Sample < 1 || c.Sample > c.Clients:
-		return fmt.Errorf("sample must be in [1, clients=%d], got %d", c.Clients, c.Sample)
-	case c.MinBatch < 1 || c.MinBatch > c.Sample:
-		return fmt.Errorf("min-batch must be in [1, sample=%d], got %d", c.Sample, c.MinBatch)
+	case c.Population < 1:
+		return fmt.Errorf("clients must be >= 1, got %d", c.Population)
+	case c.PerRound < 1 || c.PerRound > c.Population:
+		return fmt.Errorf("sample must be in [1, clients=%d], got %d", c.Population, c.PerRound)
+	case c.MinBatch < 1 || c.MinBatch > c.PerRound:
+		return fmt.Errorf("min-batch must be in [1, sample=%d], got %d", c.PerRound, c.MinBatch)
 	case c.Randomizer != RandomizerNone && c.ReportBytes < 1:
 		return fmt.Errorf("report-bytes must be >= 1, got %d", c.ReportBytes)
 	}

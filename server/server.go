@@ -94,7 +94,7 @@ func New(cfg Config, m model.Model) (*Server, error) {
 			return nil, err
 		}
 		s.rand = r
-		s.opened = make([][]byte, 0, cfg.Run.Sample)
+		s.opened = make([][]byte, 0, cfg.Run.PerRound)
 	}
 	return s, nil
 }
@@ -190,7 +190,7 @@ func (s *Server) ApplySum(sum []float64, reports int) (Step, error) {
 
 // step applies theta <- Pi(theta - eta/m * sum) for a sum of m reports.
 func (s *Server) step(m int) Step {
-	epoch := int(s.steps * int64(s.cfg.Run.Sample) / int64(s.cfg.Run.Clients))
+	epoch := int(s.steps * int64(s.cfg.Run.PerRound) / int64(s.cfg.Run.Population))
 	lr := s.cfg.LR.Rate(epoch)
 	params := s.model.Params()
 	scale := lr / float64(m)

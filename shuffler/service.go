@@ -107,12 +107,12 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		return nil, fmt.Errorf("shuffler: last round must be >= 0, got %d", cfg.LastRound)
 	}
 	s := &Service{cfg: cfg, rnd: cfg.Randomness, last: cfg.LastRound,
-		sample:  make([]int, cfg.Run.Sample),
-		slotOf:  make([]int32, cfg.Run.Clients),
-		reports: make([][]byte, cfg.Run.Sample)}
+		sample:  make([]int, cfg.Run.PerRound),
+		slotOf:  make([]int32, cfg.Run.Population),
+		reports: make([][]byte, cfg.Run.PerRound)}
 	if s.rnd == nil {
 		var err error
-		if s.rnd, err = NewCryptoRandomness(cfg.Run.Clients, cfg.Run.Sample); err != nil {
+		if s.rnd, err = NewCryptoRandomness(cfg.Run.Population, cfg.Run.PerRound); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +143,7 @@ func (s *Service) Open(ctx context.Context, m protocol.Model) (protocol.Round, e
 	}
 	id := s.last + 1
 	if c, ok := s.cfg.Budget.(Checker); ok {
-		if err := c.Check(ctx, Release{Run: s.cfg.Run.Run, Round: id, Reports: s.cfg.Run.Sample}); err != nil {
+		if err := c.Check(ctx, Release{Run: s.cfg.Run.Run, Round: id, Reports: s.cfg.Run.PerRound}); err != nil {
 			return protocol.Round{}, fmt.Errorf("shuffler: round %d: %w", id, err)
 		}
 	}

@@ -163,7 +163,7 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 	t.run = protocol.RunConfig{
 		Run: cfg.RunID, Model: m.Name(), Dim: d,
 		Randomizer: cfg.Randomizer, ClipNorm: cfg.ClipNorm, Clip: cfg.Clip, ClampLinf: cfg.ClampLinf, Eps0: cfg.Eps0,
-		Clients: cfg.Clients, Sample: cfg.Sample, MinBatch: cfg.Sample,
+		Population: cfg.Clients, PerRound: cfg.Sample, MinBatch: cfg.Sample,
 	}
 	if t.run.Run == "" {
 		t.run.Run = DefaultRunID
