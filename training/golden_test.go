@@ -150,3 +150,5 @@ func TestGoldenDigests(t *testing.T) {
 		}
 	}
 }
+
+func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }

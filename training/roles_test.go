@@ -1,0 +1,162 @@
+package training
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"testing"
+
+	"github.com/shuffledp/shuffledp/server"
+	"github.com/shuffledp/shuffledp/shuffler"
+)
+
+// recordingBudget is a shuffler.Budget that records every release and can
+// refuse from a given round on.
+type recordingBudget struct {
+	releases []shuffler.Release
+	refuseAt int64
+}
+
+var errRefused = errors.New("refused by the test budget")
+
+func (b *recordingBudget) Debit(_ context.Context, r shuffler.Release) error {
+	if b.refuseAt > 0 && r.Round >= b.refuseAt {
+		return errRefused
+	}
+	b.releases = append(b.releases, r)
+	return nil
+}
+
+// TestRolesWiring: every round's batch is debited once, with the digest
+// of exactly the batch the server received, before the server receives
+// it; an external budget (WithBudget) decides, the in-memory ledger only
+// mirrors it; results are those of the default budget.
+func TestRolesWiring(t *testing.T) {
+	cfg := privateConfig(t)
+	budget := &recordingBudget{}
+	receipts := &server.MemoryReceipts{}
+	tr, err := New(cfg, newLogReg(t, 10, 4), blobs(cfg.Clients, 10, 4, 1, 1), nil, WithBudget(budget), WithReceipts(receipts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps(t, tr, 6)
+	rc := receipts.Receipts()
+	if len(budget.releases) != 6 || len(rc) != 6 || tr.Ledger().Rounds() != 6 {
+		t.Fatalf("%d debits, %d receipts, ledger %d rounds; want 6 each", len(budget.releases), len(rc), tr.Ledger().Rounds())
+	}
+	for i, r := range budget.releases {
+		if r.Round != int64(i+1) || r.Reports != cfg.Sample || r.Run != DefaultRunID ||
+			rc[i].Round != r.Round || rc[i].Digest != r.Digest || rc[i].Reports != r.Reports {
+			t.Fatalf("round %d: debit %+v, receipt %+v", i+1, r, rc[i])
+		}
+	}
+	if !bitwiseEqual(tr.Model().Params(), runRounds(t, cfg, 6).Model().Params()) {
+		t.Fatal("an external budget changed the results")
+	}
+
+	// A refused debit: the round is discarded, the server receives nothing
+	// and the model does not move.
+	budget.refuseAt = 7
+	before := append([]float64(nil), tr.Model().Params()...)
+	if _, err := tr.Step(); !errors.Is(err, errRefused) || !errors.Is(err, shuffler.ErrNotDebited) {
+		t.Fatalf("Step with a refusing budget: %v", err)
+	}
+	if len(receipts.Receipts()) != 6 || tr.Round() != 6 || tr.Ledger().Rounds() != 6 || !bitwiseEqual(before, tr.Model().Params()) {
+		t.Fatal("a refused round reached the server or the ledger")
+	}
+}
+
+// TestTargetEpsilonStopsBeforeSampling: with the in-memory ledger, a round
+// that would exceed the target is refused before any client works, and
+// Run reports StopTargetEpsilon.
+func TestTargetEpsilonStopsBeforeSampling(t *testing.T) {
+	cfg := privateConfig(t)
+	probe := runRounds(t, cfg, 3)
+	g, err := probe.Ledger().Epsilon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TargetEpsilon = g.Epsilon // exactly 3 rounds fit
+	tr := runRounds(t, cfg, 3)
+	state, _ := tr.sim.master.MarshalBinary()
+	if _, err := tr.Step(); !errors.Is(err, ErrBudgetExhausted) {
+		t.Fatalf("fourth round: %v, want ErrBudgetExhausted", err)
+	}
+	after, _ := tr.sim.master.MarshalBinary()
+	if !bytes.Equal(state, after) || tr.Round() != 3 || tr.shuf.LastRound() != 3 {
+		t.Fatal("a refused round drew from the generator or used a round id")
+	}
+	reason, err := tr.Run(context.Background(), Hooks{})
+	if err != nil || reason != StopTargetEpsilon {
+		t.Fatalf("Run = %v, %v", reason, err)
+	}
+}
+
+func TestLedgerBudgetIdempotent(t *testing.T) {
+	cfg := privateConfig(t)
+	l, err := NewLedger(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &ledgerBudget{l: l, k: cfg.Sample}
+	ctx := context.Background()
+	r := shuffler.Release{Run: "x", Round: 1, Reports: cfg.Sample, Digest: [32]byte{1}}
+	for _, tc := range []struct {
+		name   string
+		r      shuffler.Release
+		ok     bool
+		rounds int
+	}{
+		{"first", r, true, 1},
+		{"retry of the same batch", r, true, 1},
+		{"same round, another batch", shuffler.Release{Run: "x", Round: 1, Reports: cfg.Sample, Digest: [32]byte{2}}, false, 1},
+		{"a gap after a discarded round", shuffler.Release{Run: "x", Round: 3, Reports: cfg.Sample}, true, 2},
+		{"an older round", shuffler.Release{Run: "x", Round: 2, Reports: cfg.Sample}, false, 2},
+		{"a smaller batch", shuffler.Release{Run: "x", Round: 4, Reports: cfg.Sample - 1}, false, 2},
+	} {
+		err := b.Debit(ctx, tc.r)
+		if (err == nil) != tc.ok || l.Rounds() != tc.rounds {
+			t.Errorf("%s: error %v, ledger rounds %d; want ok=%v, %d rounds", tc.name, err, l.Rounds(), tc.ok, tc.rounds)
+		}
+	}
+}
+
+// TestCheckpointVersion1: a checkpoint of the single-struct trainer
+// (version 1, flat fields) resumes bit for bit.
+func TestCheckpointVersion1(t *testing.T) {
+	const n, m = 9, 4
+	for _, cfg := range determinismConfigs(t) {
+		t.Run(cfg.Randomizer, func(t *testing.T) {
+			first := runRounds(t, cfg, m)
+			rng, err := first.sim.master.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			v1 := checkpointState{Version: 1, Model: first.model.Name(), NumParams: first.model.NumParams(),
+				Clients: cfg.Clients, Sample: cfg.Sample, Randomizer: cfg.Randomizer, ClipNorm: first.cfg.ClipNorm,
+				Clip: cfg.Clip, Eps0: cfg.Eps0, Seed: cfg.Seed, Project: cfg.ProjectRadius,
+				Round: m, LedgerRounds: m, RNG: rng, Params: first.Model().Params()}
+			var body bytes.Buffer
+			if err := gob.NewEncoder(&body).Encode(&v1); err != nil {
+				t.Fatal(err)
+			}
+			var file bytes.Buffer
+			file.WriteString(checkpointMagic)
+			file.Write(body.Bytes())
+			sum := sha256Sum(body.Bytes())
+			file.Write(sum[:])
+			resumed := runRounds(t, cfg, 0)
+			if err := resumed.ReadCheckpoint(&file); err != nil {
+				t.Fatal(err)
+			}
+			steps(t, resumed, n-m)
+			if !bitwiseEqual(runRounds(t, cfg, n).Model().Params(), resumed.Model().Params()) {
+				t.Fatal("resumed from version 1 differs from the straight run")
+			}
+			if resumed.shuf != nil && resumed.shuf.LastRound() != n {
+				t.Fatalf("last round id %d after resuming, want %d", resumed.shuf.LastRound(), n)
+			}
+		})
+	}
+}
