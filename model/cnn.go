@@ -18,25 +18,79 @@ const (
 	cnnPool    = 2 // both max-pools: 2x2 window, stride 1, padding 'valid'
 )
 
-// CNNConfig sizes the CNN. The kernels, strides and pools are fixed by the
-// architecture; the widths and the input size may vary (tests use small
-// ones).
+// Activation is the nonlinearity after each hidden layer of the CNN (both
+// convolutions and the hidden dense layer).
+type Activation int
+
+const (
+	// ReLU is max(x, 0), the activation of NeurIPS'21 Table 1 and the TF
+	// Privacy tutorial. It is the zero value.
+	ReLU Activation = iota
+	// Tanh is the hyperbolic tangent, the activation of the authors'
+	// released training code (MNIST_dpsgd_norm_infinity.py and
+	// MNIST_dpsgd_norm_2.py).
+	Tanh
+)
+
+// String returns "relu" or "tanh".
+func (a Activation) String() string {
+	switch a {
+	case ReLU:
+		return "relu"
+	case Tanh:
+		return "tanh"
+	}
+	return fmt.Sprintf("Activation(%d)", int(a))
+}
+
+// CNNConfig sizes the CNN and chooses its activation. The kernels, strides,
+// paddings and pools are fixed by the architecture (they are the same in
+// Table 1 and in the authors' code); the widths, the activation and the
+// input size may vary (tests use small ones).
 type CNNConfig struct {
-	Height, Width int // input image, one channel
-	Filters1      int // conv1 output channels (16 in Table 1)
-	Filters2      int // conv2 output channels (32 in Table 1)
-	Hidden        int // units of the hidden dense layer (32 in Table 1)
-	Classes       int // softmax outputs (10 in Table 1)
+	Height, Width int        // input image, one channel
+	Filters1      int        // conv1 output channels (16 in Table 1)
+	Filters2      int        // conv2 output channels (32 in Table 1, 16 in the authors' code)
+	Hidden        int        // units of the hidden dense layer (32 in Table 1)
+	Classes       int        // softmax outputs (10 in Table 1)
+	Activation    Activation // ReLU (Table 1, the zero value) or Tanh (the authors' code)
 }
 
 // Table1CNN is the configuration of Girgis et al. (NeurIPS 2021), Table 1,
-// for 28x28 MNIST: 26,010 parameters (see CNN).
+// for 28x28 MNIST: 26,010 parameters (see CNN). New("cnn", 784, 10) builds
+// it.
 var Table1CNN = CNNConfig{Height: 28, Width: 28, Filters1: 16, Filters2: 32, Hidden: 32, Classes: 10}
+
+// AuthorsCNN is the network of the authors' released training code for
+// NeurIPS'21 (repository Antonious-Grigis/Shuffled-Model-of-Differential-
+// Privacy-in-Federated-Learning, MNIST_dpsgd_norm_infinity.py and
+// MNIST_dpsgd_norm_2.py, class MyModel): Table 1's layers with tanh
+// activations and 16 filters in conv2. New("cnn-tanh", 784, 10) builds it.
+//
+//	Conv2D(16, 8, strides=2, padding='same',  activation='tanh') -> 14x14x16
+//	MaxPool2D(2, 1)                                              -> 13x13x16
+//	Conv2D(16, 4, strides=2, padding='valid', activation='tanh') ->  5x5x16
+//	MaxPool2D(2, 1)                                              ->  4x4x16 = 256
+//	Flatten, Dense(32, activation='tanh'), Dense(10)
+//
+// Keras defaults: Glorot-uniform kernels, zero biases, channels-last.
+// Parameters, counted by hand:
+//
+//	conv1  8*8*1*16 + 16  = 1,040
+//	conv2  4*4*16*16 + 16 = 4,112
+//	dense1 256*32 + 32    = 8,224
+//	dense2 32*10 + 10     =   330
+//	total                 = 13,706
+//
+// The papers state d = 13,170, which no reading of the network gives; it is
+// presumably a miscount.
+var AuthorsCNN = CNNConfig{Height: 28, Width: 28, Filters1: 16, Filters2: 16, Hidden: 32, Classes: 10, Activation: Tanh}
 
 // CNN is the convolutional network of Girgis et al., "Renyi Differential
 // Privacy of the Subsampled Shuffle Model in Distributed Learning"
 // (NeurIPS 2021), Table 1 (the TensorFlow Privacy MNIST tutorial model),
-// with per-example gradients:
+// with per-example gradients (Table1CNN; AuthorsCNN has tanh in place of
+// every ReLU and 16 filters in conv2):
 //
 //	input 28x28x1
 //	conv1 16 filters 8x8, stride 2, padding 'same'  -> 14x14x16, ReLU
@@ -115,6 +169,9 @@ func NewCNNWithConfig(cfg CNNConfig) (*CNN, error) {
 	if cfg.Classes < 2 {
 		return nil, fmt.Errorf("cnn: classes must be >= 2, got %d", cfg.Classes)
 	}
+	if cfg.Activation != ReLU && cfg.Activation != Tanh {
+		return nil, fmt.Errorf("cnn: activation must be relu or tanh, got %v", cfg.Activation)
+	}
 	if cfg.Height < 13 || cfg.Width < 13 {
 		return nil, fmt.Errorf("cnn: input must be at least 13x13, got height %d width %d", cfg.Height, cfg.Width)
 	}
@@ -154,10 +211,17 @@ func samePadding(n, k, s int) (out, before int) {
 // Config returns the sizes of the network.
 func (m *CNN) Config() CNNConfig { return m.cfg }
 
-// Name returns "cnn".
-func (m *CNN) Name() string { return "cnn" }
+// Name returns the name New knows the network by: "cnn" with ReLU
+// activations, "cnn-tanh" with tanh.
+func (m *CNN) Name() string {
+	if m.cfg.Activation == Tanh {
+		return "cnn-tanh"
+	}
+	return "cnn"
+}
 
-// NumParams returns the number of parameters (26,010 for Table1CNN).
+// NumParams returns the number of parameters (26,010 for Table1CNN, 13,706
+// for AuthorsCNN).
 func (m *CNN) NumParams() int { return m.n }
 
 // InputDim returns Height*Width.
@@ -286,11 +350,11 @@ func (w *cnnWorker) forward(x []float64) {
 	p := m.params
 	f1, f2, hd := c.Filters1, c.Filters2, c.Hidden
 	x = x[:c.Height*c.Width]
-	npos1, npos2 := m.o1h*m.o1w, m.o2h*m.o2w
+	npos1 := m.o1h * m.o1w
 	taps1 := cnnKernel1 * cnnKernel1
 	// Each list has room for 3 zero entries of padding, so that the
 	// kernels always take four inputs.
-	ps1, ts1, ts2 := taps1+3, npos1+3, npos2+3
+	ps1, ts1 := taps1+3, npos1+3
 
 	// conv1: pixel (iy, ix) meets output (oy, ox) at kernel tap
 	// (ky, kx) = (iy+pad-2oy, ix+pad-2ox); list the non-zero pixels' pairs.
@@ -334,7 +398,65 @@ func (w *cnnWorker) forward(x []float64) {
 			axpy(out, e.v, w1[e.o:int(e.o)+f1])
 		}
 	}
-	maxPoolReLU(w.a1, w.p1, w.arg1, m.o1h, m.o1w, f1)
+	tanh := c.Activation == Tanh
+	if tanh {
+		maxPoolTanh(w.a1, w.p1, w.arg1, m.o1h, m.o1w, f1)
+		w.conv2Dense()
+	} else {
+		maxPoolReLU(w.a1, w.p1, w.arg1, m.o1h, m.o1w, f1)
+		w.conv2Sparse()
+	}
+	if tanh {
+		maxPoolTanh(w.a2, w.p2, w.arg2, m.o2h, m.o2w, f2)
+	} else {
+		maxPoolReLU(w.a2, w.p2, w.arg2, m.o2h, m.o2w, f2)
+	}
+
+	// dense1 + activation (four non-zero inputs per pass), dense2.
+	copy(w.h, p[m.bd1:m.wd2])
+	wd1 := p[m.wd1:m.bd1]
+	nv, nk := w.gv[:0], w.gk[:0]
+	for i, v := range w.p2 {
+		if v != 0 {
+			nv = append(nv, v)
+			nk = append(nk, int32(i*hd))
+			if len(nv) == 4 {
+				axpy4(w.h, nv[0], nv[1], nv[2], nv[3], wd1[nk[0]:], wd1[nk[1]:], wd1[nk[2]:], wd1[nk[3]:])
+				nv, nk = nv[:0], nk[:0]
+			}
+		}
+	}
+	for j := range nv {
+		axpy(w.h, nv[j], wd1[nk[j]:int(nk[j])+hd])
+	}
+	if tanh {
+		for j, v := range w.h {
+			w.h[j] = math.Tanh(v)
+		}
+	} else {
+		for j, v := range w.h {
+			w.h[j] = max(v, 0)
+		}
+	}
+	k := c.Classes
+	copy(w.logits, p[m.bd2:])
+	wd2 := p[m.wd2:m.bd2]
+	for j, v := range w.h {
+		if v != 0 {
+			axpy(w.logits, v, wd2[j*k:(j+1)*k])
+		}
+	}
+}
+
+// conv2Sparse computes conv2 from the rectified (non-negative, often zero)
+// pool1 output w.p1 into w.a2 and records its non-zero inputs per kernel
+// tap for the backward pass.
+func (w *cnnWorker) conv2Sparse() {
+	m := w.m
+	c := m.cfg
+	p := m.params
+	f1, f2 := c.Filters1, c.Filters2
+	ts2 := m.o2h*m.o2w + 3
 
 	// conv2: per position, gather the patch's non-zero inputs and add four
 	// weight rows per pass over the output; record the taps for backward.
@@ -380,36 +502,6 @@ func (w *cnnWorker) forward(x []float64) {
 			for ; j < len(nv); j++ {
 				axpy(out, nv[j], w2[nk[j]:int(nk[j])+f2])
 			}
-		}
-	}
-	maxPoolReLU(w.a2, w.p2, w.arg2, m.o2h, m.o2w, f2)
-
-	// dense1 + ReLU (four non-zero inputs per pass), dense2.
-	copy(w.h, p[m.bd1:m.wd2])
-	wd1 := p[m.wd1:m.bd1]
-	nv, nk := w.gv[:0], w.gk[:0]
-	for i, v := range w.p2 {
-		if v != 0 {
-			nv = append(nv, v)
-			nk = append(nk, int32(i*hd))
-			if len(nv) == 4 {
-				axpy4(w.h, nv[0], nv[1], nv[2], nv[3], wd1[nk[0]:], wd1[nk[1]:], wd1[nk[2]:], wd1[nk[3]:])
-				nv, nk = nv[:0], nk[:0]
-			}
-		}
-	}
-	for j := range nv {
-		axpy(w.h, nv[j], wd1[nk[j]:int(nk[j])+hd])
-	}
-	for j, v := range w.h {
-		w.h[j] = max(v, 0)
-	}
-	k := c.Classes
-	copy(w.logits, p[m.bd2:])
-	wd2 := p[m.wd2:m.bd2]
-	for j, v := range w.h {
-		if v != 0 {
-			axpy(w.logits, v, wd2[j*k:(j+1)*k])
 		}
 	}
 }
@@ -493,11 +585,19 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 	gwd2 := grad[m.wd2:m.bd2]
 	wd2 := p[m.wd2:m.bd2]
 	copy(grad[m.bd2:], dl)
+	tanh := c.Activation == Tanh
+	// The activations' derivatives in terms of their outputs y: ReLU
+	// passes the gradient where y > 0 (a zero output passes none), tanh
+	// multiplies it by 1 − y² everywhere.
 	for j, v := range w.h {
-		if v > 0 {
+		switch {
+		case tanh:
+			axpy(gwd2[j*k:(j+1)*k], v, dl)
+			w.dh[j] = dot(wd2[j*k:(j+1)*k], dl) * (1 - v*v)
+		case v > 0:
 			axpy(gwd2[j*k:(j+1)*k], v, dl)
 			w.dh[j] = dot(wd2[j*k:(j+1)*k], dl)
-		} else {
+		default:
 			w.dh[j] = 0
 		}
 	}
@@ -506,16 +606,23 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 	gwd1 := grad[m.wd1:m.bd1]
 	wd1 := p[m.wd1:m.bd1]
 	zero(w.dA2)
-	for i, v := range w.p2 {
-		if v > 0 {
-			axpy(gwd1[i*hd:(i+1)*hd], v, w.dh)
-			// pool2 + ReLU backward: route to the window's maximum.
-			w.dA2[w.arg2[i]] += dot(wd1[i*hd:(i+1)*hd], w.dh)
+	if tanh {
+		for i, v := range w.p2 {
+			// pool2 + tanh backward: route to the window's maximum.
+			w.dA2[w.arg2[i]] += axpyDot(gwd1[i*hd:(i+1)*hd], wd1[i*hd:(i+1)*hd], v, w.dh) * (1 - v*v)
+		}
+	} else {
+		for i, v := range w.p2 {
+			if v > 0 {
+				axpy(gwd1[i*hd:(i+1)*hd], v, w.dh)
+				// pool2 + ReLU backward: route to the window's maximum.
+				w.dA2[w.arg2[i]] += dot(wd1[i*hd:(i+1)*hd], w.dh)
+			}
 		}
 	}
 	// conv2: per tap, four positions per pass over the weight row (weight
-	// gradient and input gradient at once). Only non-zero inputs were
-	// recorded: a ReLU'd zero passes no gradient back.
+	// gradient and input gradient at once). With ReLU only non-zero inputs
+	// were recorded (a ReLU'd zero passes no gradient back); with tanh, all.
 	gw2 := grad[m.w2:m.b2]
 	gb2 := grad[m.b2:m.wd1]
 	w2 := p[m.w2:m.b2]
@@ -547,11 +654,17 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 			w.dP1[e.b] += axpyDot(gwRow, wRow, e.v, w.dA2[e.g:])
 		}
 	}
-	// pool1 + ReLU backward
+	// pool1 + activation backward
 	zero(w.dA1)
-	for i, v := range w.p1 {
-		if v > 0 {
-			w.dA1[w.arg1[i]] += w.dP1[i]
+	if tanh {
+		for i, v := range w.p1 {
+			w.dA1[w.arg1[i]] += w.dP1[i] * (1 - v*v)
+		}
+	} else {
+		for i, v := range w.p1 {
+			if v > 0 {
+				w.dA1[w.arg1[i]] += w.dP1[i]
+			}
 		}
 	}
 	// conv1 (no input gradient needed): per tap, four positions per pass.

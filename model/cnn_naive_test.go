@@ -1,9 +1,12 @@
 package model
 
+import "math"
+
 // naiveCNNGradient is the straightforward baseline: direct (non-im2col,
 // dense, no sparsity) convolution loops with explicit TF 'same' padding,
-// ReLU and max-pool as separate passes, written independently of the
-// optimized worker. It returns the loss and writes the gradient in the same
+// activation (ReLU or tanh, as Keras orders them: before the pool) and
+// max-pool as separate passes, written independently of the optimized
+// worker. It returns the loss and writes the gradient in the same
 // parameter layout. Used to cross-check the optimized worker and as the
 // "straightforward Go" row of the benchmarks.
 func naiveCNNGradient(m *CNN, x []float64, label int, grad []float64) float64 {
@@ -14,6 +17,18 @@ func naiveCNNGradient(m *CNN, x []float64, label int, grad []float64) float64 {
 	k1, k2 := cnnKernel1, cnnKernel2
 	w1 := func(ky, kx, o int) int { return m.w1 + (ky*k1+kx)*f1 + o }
 	w2 := func(ky, kx, i, o int) int { return m.w2 + ((ky*k2+kx)*f1+i)*f2 + o }
+	// act is the activation; dact its derivative at the pre-activation z.
+	act := func(z float64) float64 { return max(z, 0) }
+	dact := func(z float64) float64 {
+		if z > 0 {
+			return 1
+		}
+		return 0
+	}
+	if c.Activation == Tanh {
+		act = math.Tanh
+		dact = func(z float64) float64 { t := math.Tanh(z); return 1 - t*t }
+	}
 
 	// conv1 'same'
 	o1h, o1w := (H+1)/2, (W+1)/2
@@ -41,7 +56,7 @@ func naiveCNNGradient(m *CNN, x []float64, label int, grad []float64) float64 {
 	}
 	r1 := make([]float64, len(z1))
 	for i, v := range z1 {
-		r1[i] = max(v, 0)
+		r1[i] = act(v)
 	}
 	pool := func(in []float64, h, w, ch int) (out []float64, arg []int) {
 		out = make([]float64, (h-1)*(w-1)*ch)
@@ -85,7 +100,7 @@ func naiveCNNGradient(m *CNN, x []float64, label int, grad []float64) float64 {
 	}
 	r2 := make([]float64, len(z2))
 	for i, v := range z2 {
-		r2[i] = max(v, 0)
+		r2[i] = act(v)
 	}
 	q2, arg2 := pool(r2, o2h, o2w, f2)
 	flat := len(q2)
@@ -100,7 +115,7 @@ func naiveCNNGradient(m *CNN, x []float64, label int, grad []float64) float64 {
 	}
 	h := make([]float64, hd)
 	for j, v := range z3 {
-		h[j] = max(v, 0)
+		h[j] = act(v)
 	}
 	logits := make([]float64, K)
 	for o := 0; o < K; o++ {
@@ -126,7 +141,8 @@ func naiveCNNGradient(m *CNN, x []float64, label int, grad []float64) float64 {
 	}
 	dq2 := make([]float64, flat)
 	for j := 0; j < hd; j++ {
-		if z3[j] <= 0 {
+		dh[j] *= dact(z3[j])
+		if dh[j] == 0 {
 			continue
 		}
 		grad[m.bd1+j] = dh[j]
@@ -137,9 +153,7 @@ func naiveCNNGradient(m *CNN, x []float64, label int, grad []float64) float64 {
 	}
 	dz2 := make([]float64, len(z2))
 	for i, g := range dq2 {
-		if z2[arg2[i]] > 0 {
-			dz2[arg2[i]] += g
-		}
+		dz2[arg2[i]] += g * dact(z2[arg2[i]])
 	}
 	dq1 := make([]float64, len(q1))
 	for oy := 0; oy < o2h; oy++ {
@@ -161,9 +175,7 @@ func naiveCNNGradient(m *CNN, x []float64, label int, grad []float64) float64 {
 	}
 	dz1 := make([]float64, len(z1))
 	for i, g := range dq1 {
-		if z1[arg1[i]] > 0 {
-			dz1[arg1[i]] += g
-		}
+		dz1[arg1[i]] += g * dact(z1[arg1[i]])
 	}
 	for oy := 0; oy < o1h; oy++ {
 		for ox := 0; ox < o1w; ox++ {
