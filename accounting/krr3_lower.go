@@ -147,7 +147,54 @@ func rrConfig(k int64, g float64, p, pa, pb []float64) rrAtoms {
 			at.y = append(at.y, y)
 		}
 	}
+	if len(at.y) > maxExactAtoms {
+		return at.bucketed()
+	}
 	return at
+}
+
+// rrGridLn is the bucket ratio e^(1/512) on |y| for many atoms.
+const rrGridLn = 1.0 / 512
+
+// bucketed rounds every |y| down to the grid ymax e^(-j/512) (same sign),
+// j <= 16*512, drops smaller ones and sums the weights per bucket: phi
+// decreases towards y = 0 from both sides, so this only lowers the sum.
+func (a rrAtoms) bucketed() rrAtoms {
+	ymax := 0.0
+	for _, y := range a.y {
+		ymax = math.Max(ymax, math.Abs(y))
+	}
+	nb := int(16/rrGridLn) + 1
+	grid := make([]float64, nb)
+	for j := range grid {
+		grid[j] = ymax * math.Exp(-float64(j)*rrGridLn)
+	}
+	pos, neg := make([]float64, nb), make([]float64, nb)
+	for i, y := range a.y {
+		ay := math.Abs(y)
+		j := int(math.Ceil(math.Log(ymax/ay) / rrGridLn))
+		for j < nb && grid[j] > ay {
+			j++
+		}
+		if j >= nb {
+			continue
+		}
+		if y > 0 {
+			pos[j] += math.Exp(a.logW[i])
+		} else {
+			neg[j] += math.Exp(a.logW[i])
+		}
+	}
+	var out rrAtoms
+	for j := range grid {
+		if pos[j] > 0 {
+			out.logW, out.y = append(out.logW, math.Log(pos[j])), append(out.y, grid[j])
+		}
+		if neg[j] > 0 && grid[j] < 1 {
+			out.logW, out.y = append(out.logW, math.Log(neg[j])), append(out.y, -grid[j])
+		}
+	}
+	return out
 }
 
 // binomRange returns the integer interval around the mode of Bin(n, p)
