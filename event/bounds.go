@@ -1,0 +1,92 @@
+package event
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/shuffledp/shuffledp/accounting"
+)
+
+// Bound describes a bound that turns an event into an RDP curve.
+type Bound struct {
+	// Name is the --bound value, e.g. "neurips21-upper".
+	Name string
+	// Description is one line for help texts.
+	Description string
+	// Lower is true for lower bounds: they show how tight an upper bound
+	// is and guarantee nothing.
+	Lower bool
+}
+
+// Bounds returns the bounds applicable to e.Mechanism, "best" last; nil for
+// an unknown mechanism. For the LDP mechanisms they are the bounds of
+// accounting.BoundNames that accounting.NewBound constructs for the
+// mechanism with proper subsampling (k < n), so that a bound added there
+// appears here.
+func (e Event) Bounds() []Bound {
+	switch {
+	case isLDP(e.Mechanism):
+		return slices.Clone(ldpBounds(e.Mechanism))
+	case isGaussian(e.Mechanism):
+		return gaussianBounds(e.Mechanism)
+	}
+	return nil
+}
+
+// boundNames returns the names of e.Bounds().
+func (e Event) boundNames() []string {
+	var s []string
+	for _, b := range e.Bounds() {
+		s = append(s, b.Name)
+	}
+	return s
+}
+
+var ldpBoundCache sync.Map // mechanism -> []Bound
+
+// ldpBounds probes accounting.NewBound at a small parameter set with k < n
+// (n=4, k=2, eps0=1), where every bound is cheap to construct; a bound the
+// mechanism cannot use (ccs21-lower for subsampled-shuffle) is refused there.
+func ldpBounds(mech string) []Bound {
+	if b, ok := ldpBoundCache.Load(mech); ok {
+		return b.([]Bound)
+	}
+	var out []Bound
+	for _, name := range accounting.BoundNames() {
+		c, err := accounting.NewBound(mech, name, 4, 2, 1)
+		if err != nil {
+			continue
+		}
+		out = append(out, Bound{Name: name, Description: accounting.BoundDescription(name), Lower: accounting.IsLower(c)})
+	}
+	ldpBoundCache.Store(mech, out)
+	return out
+}
+
+// Curve returns the per-round RDP curve of e under the named bound; "" or
+// "best" is the best valid upper bound: for the LDP mechanisms
+// accounting.Best, for the Gaussian mechanisms the pointwise minimum of the
+// mechanism's bound and Cor. 1 (see gaussian.go). The event is validated
+// first.
+func (e Event) Curve(bound string) (accounting.RDP, error) {
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	if bound == "" {
+		bound = accounting.BoundBest
+	}
+	if isGaussian(e.Mechanism) {
+		return gaussianCurve(e, bound)
+	}
+	if !slices.Contains(accounting.BoundNames(), bound) {
+		return nil, e.unknownBound(bound)
+	}
+	return accounting.NewBound(e.Mechanism, bound, e.N, e.reports(), e.Eps0)
+}
+
+func (e Event) unknownBound(bound string) error {
+	return fmt.Errorf("--bound %q does not apply to --mechanism %s; use one of %s",
+		bound, e.Mechanism, strings.Join(e.boundNames(), ", "))
+}

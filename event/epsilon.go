@@ -1,0 +1,162 @@
+package event
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/shuffledp/shuffledp/accounting"
+)
+
+// Result is the (epsilon, delta) statement of composed events under one
+// bound, with what `shuffledp account` reports beside it.
+type Result struct {
+	accounting.Guarantee
+	// Winner names, for "best", the component bound that wins at the
+	// chosen order (several, comma-separated, when the events' best curves
+	// are won by different components); empty otherwise.
+	Winner string
+	// Lower is true when the bound is a lower bound: Epsilon is then not a
+	// guarantee.
+	Lower bool
+	// Assumption is non-empty (the constant Assumption) when the statement
+	// rests on Thm 1's worst-case pair: a Gaussian event bounded by
+	// anything but gaussian-cor1 (or "best" won by it).
+	Assumption string
+	// Rounds is the total count of the composed events; Guarantee is zero
+	// (epsilon 0 at delta) when it is 0.
+	Rounds int64
+}
+
+// Epsilon composes the events under the named bound on the given orders and
+// converts the total to (epsilon, delta)-DP at the best order, with the
+// smaller of the CKS20 and Mironov conversions (accounting.Accountant).
+// orders nil means the events' default grids (their union for mixed
+// mechanisms, widened as DefaultOrders describes when the optimum is at the
+// edge of an adaptive grid). An error never comes with a negative, NaN or
+// infinite epsilon; with a lower bound the epsilon is not a guarantee (see
+// Account, which says so).
+func Epsilon(events []Composed, bound string, delta float64, orders []float64) (accounting.Guarantee, error) {
+	r, err := Account(events, bound, delta, orders)
+	if err != nil {
+		return accounting.Guarantee{}, err
+	}
+	return r.Guarantee, nil
+}
+
+// Account is Epsilon with the winner of "best", whether the bound is a
+// lower bound, and the assumption the statement rests on.
+func Account(events []Composed, bound string, delta float64, orders []float64) (Result, error) {
+	if !(delta > 0 && delta < 1) {
+		return Result{}, fmt.Errorf("--delta must be in (0,1), got %g", delta)
+	}
+	if bound == "" {
+		bound = accounting.BoundBest
+	}
+	curves := make([]accounting.RDP, len(events))
+	var rounds int64
+	for i, c := range events {
+		if c.Count < 0 {
+			return Result{}, fmt.Errorf("--steps must be >= 0, got %d (event %s)", c.Count, c.Event)
+		}
+		if rounds > math.MaxInt64-c.Count {
+			return Result{}, fmt.Errorf("--steps: total count overflows int64")
+		}
+		rounds += c.Count
+		curve, err := c.Event.Curve(bound)
+		if err != nil {
+			return Result{}, err
+		}
+		curves[i] = curve
+	}
+	res := Result{Guarantee: accounting.Guarantee{Delta: delta}, Rounds: rounds}
+	for _, c := range curves {
+		res.Lower = res.Lower || accounting.IsLower(c)
+	}
+	if rounds == 0 {
+		return res, nil
+	}
+	adaptive := false
+	if len(orders) == 0 {
+		var grids [][]float64
+		for _, c := range events {
+			if c.Count > 0 {
+				grids = append(grids, c.Event.DefaultOrders())
+				adaptive = adaptive || c.Event.adaptive()
+			}
+		}
+		orders = union(grids...)
+	}
+	g, err := compose(events, curves, orders, delta)
+	if err == nil && adaptive && g.Order == adaptiveMaxOrder {
+		// The optimum is at the edge of an adaptive grid: widen.
+		var grids [][]float64
+		for _, c := range events {
+			if c.Count > 0 {
+				grids = append(grids, c.Event.wideOrders())
+			}
+		}
+		g, err = compose(events, curves, union(append(grids, orders)...), delta)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", bound, err)
+	}
+	if math.IsNaN(g.Epsilon) || math.IsInf(g.Epsilon, 0) || g.Epsilon < 0 {
+		return Result{}, fmt.Errorf("%s: internal error: epsilon %g is not a finite non-negative number", bound, g.Epsilon)
+	}
+	res.Guarantee = g
+	var winners []string
+	for i, c := range curves {
+		if events[i].Count == 0 {
+			continue
+		}
+		w := c.Name()
+		if b, ok := c.(*accounting.BestCurve); ok {
+			if _, w, err = b.RDPWinner(g.Order); err != nil {
+				return Result{}, fmt.Errorf("%s: %w", bound, err)
+			}
+			if !slices.Contains(winners, w) {
+				winners = append(winners, w)
+			}
+		}
+		if isGaussian(events[i].Event.Mechanism) && w != BoundGaussianCor1 {
+			res.Assumption = Assumption
+		}
+	}
+	res.Winner = strings.Join(winners, ",")
+	return res, nil
+}
+
+// compose sums count times each curve on orders and converts at delta.
+func compose(events []Composed, curves []accounting.RDP, orders []float64, delta float64) (accounting.Guarantee, error) {
+	acct, err := accounting.NewAccountant(orders)
+	if err != nil {
+		return accounting.Guarantee{}, err
+	}
+	for i, c := range curves {
+		if events[i].Count == 0 {
+			continue
+		}
+		if isGaussian(events[i].Event.Mechanism) {
+			warmUp(c, orders)
+		}
+		if err := acct.Compose64(c, events[i].Count); err != nil {
+			return accounting.Guarantee{}, err
+		}
+	}
+	return acct.Epsilon(delta)
+}
+
+// warmUp evaluates the largest integer order of the grid first: the
+// Gaussian curves extend their moment tables geometrically on demand, and
+// (below n+1 clients) each extension recomputes the table, so asking for the
+// top order first builds it once instead of about twice.
+func warmUp(c accounting.RDP, orders []float64) {
+	for i := len(orders) - 1; i >= 0; i-- {
+		if o := orders[i]; o == math.Trunc(o) && o >= 2 && o <= 1<<16 {
+			_, _ = c.RDP(o) // warm-up only; Compose64 reports errors
+			return
+		}
+	}
+}

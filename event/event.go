@@ -1,0 +1,197 @@
+package event
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Mechanism names, stable: the same strings as the --mechanism values of
+// `shuffledp account`, stored in ledgers.
+const (
+	// SubsampledShuffle: k of n clients sampled without replacement per
+	// round, each sends an eps0-LDP report, the reports are shuffled
+	// (NeurIPS'21).
+	SubsampledShuffle = "subsampled-shuffle"
+	// Shuffle: all n clients send an eps0-LDP report, shuffled (CCS'21).
+	Shuffle = "shuffle"
+	// ShuffleGaussian: all n clients add N(0, sigma^2 I) (sigma in units of
+	// the L2 sensitivity), reports shuffled (ICLR'23 submission, Thm 1).
+	ShuffleGaussian = "shuffle-gaussian"
+	// SubsampledShuffleGaussian: k of n clients sampled without replacement
+	// add Gaussian noise, shuffled (ICLR'23 submission, Thm 2).
+	SubsampledShuffleGaussian = "subsampled-shuffle-gaussian"
+	// CheckinGaussian: each of n clients checks in with probability rate
+	// and adds Gaussian noise, shuffled (ICLR'23 submission, eqs. 11, 13).
+	CheckinGaussian = "checkin-gaussian"
+)
+
+// Mechanisms returns the mechanism names, sorted.
+func Mechanisms() []string {
+	return []string{CheckinGaussian, Shuffle, ShuffleGaussian, SubsampledShuffle, SubsampledShuffleGaussian}
+}
+
+// Event is one application of a mechanism with its parameters. A zero field
+// is "not used by this mechanism" and JSON omits it (n is always written),
+// for example {"mechanism":"subsampled-shuffle","n":60000,"k":10000,"eps0":1.5}.
+//
+// Fields by mechanism (others must be zero):
+//
+//	subsampled-shuffle           n, k (1 <= k <= n), eps0 >= 0
+//	shuffle                      n, eps0 >= 0 (k zero or n)
+//	shuffle-gaussian             n, sigma > 0 (k zero or n)
+//	subsampled-shuffle-gaussian  n, k (1 <= k <= n), sigma > 0
+//	checkin-gaussian             n, rate in (0, 1], sigma > 0
+type Event struct {
+	Mechanism string  `json:"mechanism"`
+	N         int64   `json:"n"`
+	K         int64   `json:"k,omitempty"`
+	Eps0      float64 `json:"eps0,omitempty"`
+	Sigma     float64 `json:"sigma,omitempty"`
+	Rate      float64 `json:"rate,omitempty"`
+}
+
+// Composed is an event applied Count times; rounds compose additively in
+// RDP.
+type Composed struct {
+	Event Event `json:"event"`
+	Count int64 `json:"count"`
+}
+
+// isGaussian reports whether m is one of the shuffle Gaussian mechanisms.
+func isGaussian(m string) bool {
+	switch m {
+	case ShuffleGaussian, SubsampledShuffleGaussian, CheckinGaussian:
+		return true
+	}
+	return false
+}
+
+// isLDP reports whether m is one of the eps0-LDP shuffle mechanisms.
+func isLDP(m string) bool { return m == Shuffle || m == SubsampledShuffle }
+
+// Validate checks the parameters of e. Errors name the parameter as the
+// shuffledp flag (--n, --k, --eps0, --sigma, --rate, --mechanism).
+func (e Event) Validate() error {
+	if !isLDP(e.Mechanism) && !isGaussian(e.Mechanism) {
+		return fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(Mechanisms(), ", "), e.Mechanism)
+	}
+	if e.N < 1 {
+		return fmt.Errorf("--n must be >= 1, got %d", e.N)
+	}
+	m := e.Mechanism
+	if isLDP(m) {
+		if math.IsNaN(e.Eps0) || math.IsInf(e.Eps0, 0) || e.Eps0 < 0 {
+			return fmt.Errorf("--eps0 must be a finite number >= 0, got %g", e.Eps0)
+		}
+		if e.Sigma != 0 {
+			return fmt.Errorf("--sigma is not used by --mechanism %s (eps0-LDP reports: use --eps0)", m)
+		}
+		if e.Rate != 0 {
+			return fmt.Errorf("--rate is not used by --mechanism %s; use --mechanism %s", m, CheckinGaussian)
+		}
+		if m == Shuffle {
+			if e.K != 0 && e.K != e.N {
+				return fmt.Errorf("--k is not used by --mechanism %s (all n clients report); omit it", m)
+			}
+			return nil
+		}
+		return checkK(e.N, e.K)
+	}
+	if e.Sigma == 0 {
+		return fmt.Errorf("--sigma (noise multiplier) is required for --mechanism %s", m)
+	}
+	if !(e.Sigma > 0) || math.IsInf(e.Sigma, 0) {
+		return fmt.Errorf("--sigma must be positive and finite, got %g", e.Sigma)
+	}
+	if e.Eps0 != 0 {
+		return fmt.Errorf("--eps0 is not used by --mechanism %s (Gaussian noise: use --sigma)", m)
+	}
+	switch m {
+	case ShuffleGaussian:
+		if e.K != 0 && e.K != e.N {
+			return fmt.Errorf("--k is not used by --mechanism %s (all n clients report); omit it", m)
+		}
+		if e.Rate != 0 {
+			return fmt.Errorf("--rate is not used by --mechanism %s; use --mechanism %s", m, CheckinGaussian)
+		}
+	case SubsampledShuffleGaussian:
+		if e.Rate != 0 {
+			return fmt.Errorf("--rate is not used by --mechanism %s (k of n sampled without replacement: use --k, or --mechanism %s)", m, CheckinGaussian)
+		}
+		return checkK(e.N, e.K)
+	case CheckinGaussian:
+		if e.K != 0 {
+			return fmt.Errorf("--k is not used by --mechanism %s (the number of reports is random: use --rate)", m)
+		}
+		if e.Rate == 0 {
+			return fmt.Errorf("--rate (check-in probability) is required for --mechanism %s", m)
+		}
+		if !(e.Rate > 0 && e.Rate <= 1) {
+			return fmt.Errorf("--rate must be in (0, 1], got %g", e.Rate)
+		}
+	}
+	return nil
+}
+
+func checkK(n, k int64) error {
+	if k < 1 || k > n {
+		return fmt.Errorf("--k must satisfy 1 <= k <= n (n=%d), got %d", n, k)
+	}
+	return nil
+}
+
+// reports returns the number of clients that report per round: k for the
+// subsampled mechanisms, n for shuffle and shuffle-gaussian, 0 for check-in
+// (random).
+func (e Event) reports() int64 {
+	switch e.Mechanism {
+	case Shuffle, ShuffleGaussian:
+		return e.N
+	case CheckinGaussian:
+		return 0
+	}
+	return e.K
+}
+
+// String formats e as mechanism(parameters), listing the parameters the
+// mechanism uses: "subsampled-shuffle(n=60000, k=10000, eps0=1.5)".
+func (e Event) String() string {
+	var p []string
+	add := func(name, v string) { p = append(p, name+"="+v) }
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	add("n", strconv.FormatInt(e.N, 10))
+	if e.K != 0 && !(e.K == e.N && (e.Mechanism == Shuffle || e.Mechanism == ShuffleGaussian)) {
+		add("k", strconv.FormatInt(e.K, 10))
+	}
+	if e.Rate != 0 {
+		add("rate", g(e.Rate))
+	}
+	if isLDP(e.Mechanism) || e.Eps0 != 0 {
+		add("eps0", g(e.Eps0))
+	}
+	if e.Sigma != 0 {
+		add("sigma", g(e.Sigma))
+	}
+	return e.Mechanism + "(" + strings.Join(p, ", ") + ")"
+}
+
+// Parse decodes one event from JSON, refusing unknown fields, and validates
+// it.
+func Parse(data []byte) (Event, error) {
+	var e Event
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return Event{}, fmt.Errorf("event: %w", err)
+	}
+	if dec.More() {
+		return Event{}, fmt.Errorf("event: trailing data after the JSON object")
+	}
+	if err := e.Validate(); err != nil {
+		return Event{}, err
+	}
+	return e, nil
+}
