@@ -282,6 +282,8 @@ type cnnWorker struct {
 	gk      []int32
 	tap2Cnt []int
 	tap2L   []tapRef2
+	// offset in p1 of each conv2 output position's patch (tanh path)
+	pos2Base []int32
 }
 
 // tapRef is one recorded (input value, offset) pair of conv1.
@@ -311,31 +313,38 @@ func (m *CNN) NewWorker() Worker {
 	c := m.cfg
 	npos1, npos2 := m.o1h*m.o1w, m.o2h*m.o2w
 	taps1, taps2 := cnnKernel1*cnnKernel1, cnnKernel2*cnnKernel2*c.Filters1
+	pos2Base := make([]int32, 0, npos2)
+	for oy := range m.o2h {
+		for ox := range m.o2w {
+			pos2Base = append(pos2Base, int32((cnnStride2*oy*m.p1w+cnnStride2*ox)*c.Filters1))
+		}
+	}
 	return &cnnWorker{
-		m:       m,
-		nzIdx:   make([]int32, 0, c.Height*c.Width),
-		nzVal:   make([]float64, 0, c.Height*c.Width),
-		a1:      make([]float64, npos1*c.Filters1),
-		p1:      make([]float64, m.p1h*m.p1w*c.Filters1),
-		arg1:    make([]int32, m.p1h*m.p1w*c.Filters1),
-		a2:      make([]float64, npos2*c.Filters2),
-		p2:      make([]float64, m.flat),
-		arg2:    make([]int32, m.flat),
-		h:       make([]float64, c.Hidden),
-		logits:  make([]float64, c.Classes),
-		dA1:     make([]float64, npos1*c.Filters1),
-		dP1:     make([]float64, m.p1h*m.p1w*c.Filters1+1), // +1: sink of padding entries
-		dA2:     make([]float64, npos2*c.Filters2),
-		dP2:     make([]float64, m.flat),
-		dh:      make([]float64, c.Hidden),
-		posCnt:  make([]int, npos1),
-		posL:    make([]tapRef, npos1*(taps1+3)),
-		tapCnt:  make([]int, taps1),
-		tapL:    make([]tapRef, taps1*(npos1+3)),
-		gv:      make([]float64, 0, taps2+3),
-		gk:      make([]int32, 0, taps2+3),
-		tap2Cnt: make([]int, taps2),
-		tap2L:   make([]tapRef2, taps2*(npos2+3)),
+		pos2Base: pos2Base,
+		m:        m,
+		nzIdx:    make([]int32, 0, c.Height*c.Width),
+		nzVal:    make([]float64, 0, c.Height*c.Width),
+		a1:       make([]float64, npos1*c.Filters1),
+		p1:       make([]float64, m.p1h*m.p1w*c.Filters1),
+		arg1:     make([]int32, m.p1h*m.p1w*c.Filters1),
+		a2:       make([]float64, npos2*c.Filters2),
+		p2:       make([]float64, m.flat),
+		arg2:     make([]int32, m.flat),
+		h:        make([]float64, c.Hidden),
+		logits:   make([]float64, c.Classes),
+		dA1:      make([]float64, npos1*c.Filters1),
+		dP1:      make([]float64, m.p1h*m.p1w*c.Filters1+1), // +1: sink of padding entries
+		dA2:      make([]float64, npos2*c.Filters2),
+		dP2:      make([]float64, m.flat),
+		dh:       make([]float64, c.Hidden),
+		posCnt:   make([]int, npos1),
+		posL:     make([]tapRef, npos1*(taps1+3)),
+		tapCnt:   make([]int, taps1),
+		tapL:     make([]tapRef, taps1*(npos1+3)),
+		gv:       make([]float64, 0, taps2+3),
+		gk:       make([]int32, 0, taps2+3),
+		tap2Cnt:  make([]int, taps2),
+		tap2L:    make([]tapRef2, taps2*(npos2+3)),
 	}
 }
 
@@ -621,8 +630,9 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 		}
 	}
 	// conv2: per tap, four positions per pass over the weight row (weight
-	// gradient and input gradient at once). With ReLU only non-zero inputs
-	// were recorded (a ReLU'd zero passes no gradient back); with tanh, all.
+	// gradient and input gradient at once). With ReLU, over the recorded
+	// non-zero inputs (a ReLU'd zero passes no gradient back); with tanh,
+	// over all inputs (conv2BackwardDense).
 	gw2 := grad[m.w2:m.b2]
 	gb2 := grad[m.b2:m.wd1]
 	w2 := p[m.w2:m.b2]
@@ -633,25 +643,29 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 		axpy(gb2, 1, w.dA2[pos*f2:(pos+1)*f2])
 	}
 	zero(w.dP1)
-	for tap, cnt := range w.tap2Cnt {
-		o := tap * f2
-		gwRow, wRow := gw2[o:o+f2], w2[o:o+f2]
-		lo := tap * ts2
-		l := w.tap2L[lo : lo+cnt : lo+ts2]
-		for len(l)%4 != 0 {
-			l = append(l, tapRef2{0, 0, sink})
-		}
-		for len(l) >= 4 {
-			s0, s1, s2, s3 := axpyDot4(gwRow, wRow, l[0].v, l[1].v, l[2].v, l[3].v,
-				w.dA2[l[0].g:], w.dA2[l[1].g:], w.dA2[l[2].g:], w.dA2[l[3].g:])
-			w.dP1[l[0].b] += s0
-			w.dP1[l[1].b] += s1
-			w.dP1[l[2].b] += s2
-			w.dP1[l[3].b] += s3
-			l = l[4:]
-		}
-		for _, e := range l {
-			w.dP1[e.b] += axpyDot(gwRow, wRow, e.v, w.dA2[e.g:])
+	if tanh {
+		w.conv2BackwardDense(gw2, w2)
+	} else {
+		for tap, cnt := range w.tap2Cnt {
+			o := tap * f2
+			gwRow, wRow := gw2[o:o+f2], w2[o:o+f2]
+			lo := tap * ts2
+			l := w.tap2L[lo : lo+cnt : lo+ts2]
+			for len(l)%4 != 0 {
+				l = append(l, tapRef2{0, 0, sink})
+			}
+			for len(l) >= 4 {
+				s0, s1, s2, s3 := axpyDot4(gwRow, wRow, l[0].v, l[1].v, l[2].v, l[3].v,
+					w.dA2[l[0].g:], w.dA2[l[1].g:], w.dA2[l[2].g:], w.dA2[l[3].g:])
+				w.dP1[l[0].b] += s0
+				w.dP1[l[1].b] += s1
+				w.dP1[l[2].b] += s2
+				w.dP1[l[3].b] += s3
+				l = l[4:]
+			}
+			for _, e := range l {
+				w.dP1[e.b] += axpyDot(gwRow, wRow, e.v, w.dA2[e.g:])
+			}
 		}
 	}
 	// pool1 + activation backward

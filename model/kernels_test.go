@@ -81,3 +81,18 @@ func TestKernelsMatchReference(t *testing.T) {
 		}
 	}
 }
+
+func TestOrderKeyOrdersLikeFloats(t *testing.T) {
+	vs := []float64{math.Inf(-1), -math.MaxFloat64, -1e300, -2, -1, -0.5, -math.SmallestNonzeroFloat64,
+		0, math.SmallestNonzeroFloat64, 1e-300, 0.5, 1, 2, 1e300, math.MaxFloat64, math.Inf(1)}
+	for i := range vs {
+		for j := range vs {
+			if (vs[i] < vs[j]) != (orderKey(vs[i]) < orderKey(vs[j])) {
+				t.Errorf("orderKey(%g) vs orderKey(%g) disagrees with <", vs[i], vs[j])
+			}
+		}
+	}
+	if orderKey(math.Copysign(0, -1)) >= orderKey(0) {
+		t.Error("-0 should key just below +0")
+	}
+}
