@@ -110,7 +110,9 @@ func (b *krr3Lower) build() {
 func rrConfig(k int64, g float64, p, pa, pb []float64) rrAtoms {
 	kf := float64(k)
 	p01 := p[0] + p[1]
-	rho := p[0] / p01
+	// log rho and log(1-rho), rho = p0/(p0+p1), without forming 1-rho
+	// (which cancels when p1 << p0).
+	lRho, l1Rho := math.Log(p[0])-math.Log(p01), math.Log(p[1])-math.Log(p01)
 	var at rrAtoms
 	h := func(pu []float64, n []float64) float64 {
 		v := 0.0
@@ -123,23 +125,30 @@ func rrConfig(k int64, g float64, p, pa, pb []float64) rrAtoms {
 	}
 	sLo, sHi := kf, kf
 	if p[2] > 0 {
-		sLo, sHi = binomRange(kf, p01, rrCut)
+		sLo, sHi = binomRange(kf, math.Log(p01), math.Log(p[2]), rrCut)
 	}
 	for s := sLo; s <= sHi; s++ {
 		logS := 0.0
 		if p[2] > 0 {
 			logS = logmath.LogBinom(kf, s) + s*math.Log(p01) + (kf-s)*math.Log(p[2])
 		}
-		lo, hi := binomRange(s, rho, rrCut)
+		lo, hi := binomRange(s, lRho, l1Rho, rrCut)
 		for n0 := lo; n0 <= hi; n0++ {
-			logM := logS + logmath.LogBinom(s, n0) + n0*math.Log(rho) + (s-n0)*math.Log1p(-rho)
+			logM := logS + logmath.LogBinom(s, n0) + n0*lRho + (s-n0)*l1Rho
 			n := []float64{n0, s - n0, kf - s}
 			A := 1 - g + g*h(pa, n)
 			B := 1 - g + g*h(pb, n)
 			if B <= 0 || A <= 0 {
 				continue
 			}
-			y := (A - B) / B
+			// A - B = g (h_a - h_b), summed term by term (no 1-g+... cancellation).
+			d := 0.0
+			for j := range 3 {
+				if p[j] > 0 {
+					d += (pa[j] - pb[j]) * n[j] / (kf * p[j])
+				}
+			}
+			y := g * d / B
 			if y == 0 {
 				continue
 			}
@@ -198,16 +207,17 @@ func (a rrAtoms) bucketed() rrAtoms {
 }
 
 // binomRange returns the integer interval around the mode of Bin(n, p)
-// where the log pmf is within cut of its maximum.
-func binomRange(n, p, cut float64) (float64, float64) {
-	if p <= 0 {
+// where the log pmf is within cut of its maximum; logP = log p and
+// log1mP = log(1-p) are passed separately (no cancellation).
+func binomRange(n, logP, log1mP, cut float64) (float64, float64) {
+	if math.IsInf(logP, -1) {
 		return 0, 0
 	}
-	if p >= 1 {
+	if math.IsInf(log1mP, -1) {
 		return n, n
 	}
-	lp := func(x float64) float64 { return logmath.LogBinom(n, x) + x*math.Log(p) + (n-x)*math.Log1p(-p) }
-	mode := math.Min(n, math.Floor((n+1)*p))
+	lp := func(x float64) float64 { return logmath.LogBinom(n, x) + x*logP + (n-x)*log1mP }
+	mode := math.Min(n, math.Floor((n+1)*math.Exp(logP)))
 	top := lp(mode)
 	// Log-concave: binary search for each end.
 	l, r := 0.0, mode
