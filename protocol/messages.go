@@ -51,17 +51,31 @@ func (b *Batch) Binding() Binding { return Binding{Run: b.Run, Round: b.Round} }
 // The shuffler records it with its debit and the server with its receipt,
 // so the two logs can be matched batch for batch.
 func (b *Batch) Digest() [32]byte {
+	// The encoding is staged through a buffer so that a batch of many
+	// short reports costs a few hash writes, not two per report.
+	var buf [4096]byte
 	h := sha256.New()
-	var buf [binary.MaxVarintLen64]byte
-	h.Write([]byte("shuffledp-batch-v1"))
-	h.Write(binary.AppendUvarint(buf[:0], uint64(len(b.Run))))
+	w := append(buf[:0], "shuffledp-batch-v1"...)
+	w = binary.AppendUvarint(w, uint64(len(b.Run)))
+	h.Write(w)
 	h.Write([]byte(b.Run))
-	h.Write(binary.LittleEndian.AppendUint64(buf[:0], uint64(b.Round)))
-	h.Write(binary.AppendUvarint(buf[:0], uint64(len(b.Reports))))
+	w = binary.LittleEndian.AppendUint64(buf[:0], uint64(b.Round))
+	w = binary.AppendUvarint(w, uint64(len(b.Reports)))
 	for _, r := range b.Reports {
-		h.Write(binary.AppendUvarint(buf[:0], uint64(len(r))))
-		h.Write(r)
+		if len(w)+binary.MaxVarintLen64+len(r) > len(buf) {
+			h.Write(w)
+			w = buf[:0]
+		}
+		w = binary.AppendUvarint(w, uint64(len(r)))
+		if len(r) > len(buf)-binary.MaxVarintLen64 {
+			h.Write(w)
+			h.Write(r)
+			w = buf[:0]
+			continue
+		}
+		w = append(w, r...)
 	}
+	h.Write(w)
 	var d [32]byte
 	h.Sum(d[:0])
 	return d

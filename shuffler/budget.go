@@ -33,3 +33,12 @@ type Budget interface {
 type Checker interface {
 	Check(ctx context.Context, r Release) error
 }
+
+// LastRounder is an optional interface of a Budget that outlives the
+// process (a durable ledger): LastRound returns the last round id debited
+// for run (0 if none). Before its first round a Service continues after
+// the larger of this and ServiceConfig.LastRound, so that rounds debited
+// after the last checkpoint, before a crash, never have their ids reused.
+type LastRounder interface {
+	LastRound(ctx context.Context, run string) (int64, error)
+}

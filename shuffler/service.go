@@ -83,6 +83,7 @@ type Service struct {
 	rnd     Randomness
 	mu      sync.Mutex
 	last    int64 // last round id assigned
+	synced  bool  // last was reconciled with the budget's (LastRounder)
 	open    bool
 	round   protocol.Round
 	perm    randomizer.Source
@@ -122,7 +123,9 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	return s, nil
 }
 
-// LastRound returns the last round id assigned (0 if none).
+// LastRound returns the last round id assigned (0 if none; before the
+// first Open, the configured one, not yet reconciled with a LastRounder
+// budget).
 func (s *Service) LastRound() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -131,7 +134,8 @@ func (s *Service) LastRound() int64 {
 
 // Open starts a round for the server's model m: it checks the budget (if
 // it implements Checker), samples the round's clients and assigns the next
-// round id. It returns the message to relay to every sampled client.
+// round id (on the first call, after the budget's last round if it
+// implements LastRounder). It returns the message to relay to every sampled client.
 func (s *Service) Open(ctx context.Context, m protocol.Model) (protocol.Round, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -140,6 +144,13 @@ func (s *Service) Open(ctx context.Context, m protocol.Model) (protocol.Round, e
 	}
 	if m.Run != s.cfg.Run.Run {
 		return protocol.Round{}, fmt.Errorf("shuffler: model of run %q, shuffler of run %q", m.Run, s.cfg.Run.Run)
+	}
+	if lr, ok := s.cfg.Budget.(LastRounder); ok && !s.synced {
+		last, err := lr.LastRound(ctx, s.cfg.Run.Run)
+		if err != nil {
+			return protocol.Round{}, fmt.Errorf("shuffler: last round debited: %w", err)
+		}
+		s.last, s.synced = max(s.last, last), true
 	}
 	id := s.last + 1
 	if c, ok := s.cfg.Budget.(Checker); ok {

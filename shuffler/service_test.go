@@ -527,3 +527,35 @@ func TestNewServiceRefuses(t *testing.T) {
 		}
 	}
 }
+
+// durableBudget is a fakeBudget that remembers rounds beyond the process.
+type durableBudget struct {
+	fakeBudget
+	last int64
+}
+
+func (d *durableBudget) LastRound(_ context.Context, run string) (int64, error) {
+	if run != "run" {
+		return 0, errors.New("unknown run")
+	}
+	return d.last, nil
+}
+
+// TestRoundIDsContinueAfterLedger: rounds debited after the checkpoint the
+// service was configured from (LastRound 5) are not reused: ids continue
+// after the durable budget's last round (17), and after the checkpoint's
+// when that is later.
+func TestRoundIDsContinueAfterLedger(t *testing.T) {
+	for _, tc := range []struct{ checkpoint, ledger, want int64 }{{5, 17, 18}, {20, 17, 21}, {0, 0, 1}} {
+		var log []string
+		b := &durableBudget{fakeBudget: fakeBudget{log: &log}, last: tc.ledger}
+		svc, err := NewService(ServiceConfig{Run: runCfg(10, 4, 4, 2), Budget: b, Randomness: newSeeded(t, 10, 4, 1), LastRound: tc.checkpoint})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := svc.Open(context.Background(), model0)
+		if err != nil || r.ID != tc.want {
+			t.Errorf("checkpoint %d, ledger %d: first round %d (%v), want %d", tc.checkpoint, tc.ledger, r.ID, err, tc.want)
+		}
+	}
+}

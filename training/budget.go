@@ -79,3 +79,19 @@ func (c chainBudget) Check(ctx context.Context, r shuffler.Release) error {
 	}
 	return nil
 }
+
+// LastRound implements shuffler.LastRounder: the largest last round of the
+// budgets that know one.
+func (c chainBudget) LastRound(ctx context.Context, run string) (int64, error) {
+	var last int64
+	for _, b := range c {
+		if lr, ok := b.(shuffler.LastRounder); ok {
+			l, err := lr.LastRound(ctx, run)
+			if err != nil {
+				return 0, err
+			}
+			last = max(last, l)
+		}
+	}
+	return last, nil
+}

@@ -12,10 +12,18 @@ import (
 )
 
 // recordingBudget is a shuffler.Budget that records every release and can
-// refuse from a given round on.
+// refuse from a given round on; it knows the last round debited, as a
+// durable ledger does.
 type recordingBudget struct {
 	releases []shuffler.Release
 	refuseAt int64
+}
+
+func (b *recordingBudget) LastRound(context.Context, string) (int64, error) {
+	if len(b.releases) == 0 {
+		return 0, nil
+	}
+	return b.releases[len(b.releases)-1].Round, nil
 }
 
 var errRefused = errors.New("refused by the test budget")
@@ -64,6 +72,27 @@ func TestRolesWiring(t *testing.T) {
 	}
 	if len(receipts.Receipts()) != 6 || tr.Round() != 6 || tr.Ledger().Rounds() != 6 || !bitwiseEqual(before, tr.Model().Params()) {
 		t.Fatal("a refused round reached the server or the ledger")
+	}
+
+	// A restart from a checkpoint taken after round 2 (the budget holds 6
+	// rounds): round ids continue after the budget's last, 6, not the
+	// checkpoint's.
+	budget.refuseAt = 0
+	early := runRounds(t, cfg, 2)
+	var ckpt bytes.Buffer
+	if err := early.WriteCheckpoint(&ckpt); err != nil {
+		t.Fatal(err)
+	}
+	restarted, err := New(cfg, newLogReg(t, 10, 4), blobs(cfg.Clients, 10, 4, 1, 1), nil, WithBudget(budget))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := restarted.ReadCheckpoint(&ckpt); err != nil {
+		t.Fatal(err)
+	}
+	steps(t, restarted, 1)
+	if got := budget.releases[len(budget.releases)-1].Round; got != 7 {
+		t.Fatalf("first round after the restart debited as round %d, want 7 (round 7 was refused, never debited)", got)
 	}
 }
 
