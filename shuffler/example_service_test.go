@@ -51,7 +51,7 @@ func ExampleService() {
 	if err != nil {
 		panic(err)
 	}
-	own, _ := model.NewLogReg(2, 2) // the client's own model; each round's parameters are copied in
+	own, _ := model.NewLogReg(2, 2)                      // the client's own model; each round's parameters are copied in
 	c, err := client.New(run, own, protocol.Plaintext{}) // SIMULATION ONLY sealing
 	if err != nil {
 		panic(err)
