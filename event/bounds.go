@@ -86,7 +86,18 @@ func (e Event) Curve(bound string) (accounting.RDP, error) {
 	return accounting.NewBound(e.Mechanism, bound, e.N, e.reports(), e.Eps0)
 }
 
+// UnknownBoundError is the error of Curve for a bound name that does not
+// apply to the event's mechanism; Valid lists the names that do.
+type UnknownBoundError struct {
+	Bound, Mechanism string
+	Valid            []string
+}
+
+func (err *UnknownBoundError) Error() string {
+	return fmt.Sprintf("--bound %q does not apply to --mechanism %s; use one of %s",
+		err.Bound, err.Mechanism, strings.Join(err.Valid, ", "))
+}
+
 func (e Event) unknownBound(bound string) error {
-	return fmt.Errorf("--bound %q does not apply to --mechanism %s; use one of %s",
-		bound, e.Mechanism, strings.Join(e.boundNames(), ", "))
+	return &UnknownBoundError{Bound: bound, Mechanism: e.Mechanism, Valid: e.boundNames()}
 }

@@ -100,6 +100,9 @@ func Account(events []Composed, bound string, delta float64, orders []float64) (
 		g, err = compose(events, curves, union(append(grids, orders)...), delta)
 	}
 	if err != nil {
+		if strings.HasPrefix(err.Error(), bound+":") {
+			return Result{}, err
+		}
 		return Result{}, fmt.Errorf("%s: %w", bound, err)
 	}
 	if math.IsNaN(g.Epsilon) || math.IsInf(g.Epsilon, 0) || g.Epsilon < 0 {

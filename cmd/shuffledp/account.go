@@ -46,25 +46,19 @@ type accountRow struct {
 	Note       string  `json:"note,omitempty"`
 }
 
-// Extension hooks. Other files of this package register in init():
-//
-//   - accountMechanisms[name] answers --mechanism name; it returns one row for
-//     req.Bound, or every applicable row when req.Bound == "all". The shuffle
-//     Gaussian mechanisms register here (account_gaussian.go).
-//   - accountExtraBounds[name] adds a --bound for the LDP shuffle mechanisms
-//     ("shuffle", "subsampled-shuffle"); it returns an error wrapping
-//     errNotApplicable when it does not apply to the request (then "all"
-//     skips it). The approximate-DP baselines register here
-//     (account_baselines.go).
+// The mechanisms and their RDP bounds are package event's (account_rows.go
+// turns the flags into an event.Event). Extension hook: other files of this
+// package register in init() accountExtraBounds[name], a --bound for the
+// LDP shuffle mechanisms ("shuffle", "subsampled-shuffle") that is not an
+// RDP curve; it returns an error wrapping errNotApplicable when it does not
+// apply to the request (then "all" skips it). The approximate-DP baselines
+// register here (account_baselines.go).
 var (
-	accountMechanisms  = map[string]func(req accountRequest) ([]accountRow, error){}
 	accountExtraBounds = map[string]func(req accountRequest) (accountRow, error){}
 	errNotApplicable   = errors.New("bound does not apply to this mechanism")
 )
 
 func init() {
-	accountMechanisms[accounting.MechanismShuffle] = accountLDPShuffle
-	accountMechanisms[accounting.MechanismSubsampledShuffle] = accountLDPShuffle
 	rootCmd.AddCommand(newAccountCmd())
 }
 
@@ -154,11 +148,7 @@ T=1e5, delta=1e-8, every bound side by side.`,
 			if err := validateAccountRequest(req); err != nil {
 				return err
 			}
-			h, ok := accountMechanisms[req.Mechanism]
-			if !ok {
-				return fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(sortedKeys(accountMechanisms), ", "), req.Mechanism)
-			}
-			rows, err := h(req)
+			rows, skipped, err := accountRows(req)
 			if err != nil {
 				return err
 			}
@@ -168,9 +158,12 @@ T=1e5, delta=1e-8, every bound side by side.`,
 				}
 			}
 			if asJSON {
-				return writeAccountJSON(cmd.OutOrStdout(), req, rows)
+				return writeAccountJSON(cmd.OutOrStdout(), req, rows, skipped)
 			}
 			writeAccountTable(cmd.OutOrStdout(), req, rows)
+			for _, s := range skipped {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", s)
+			}
 			for _, r := range rows {
 				if r.AtGridEdge {
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: the optimal order %g is at the edge of the grid; widen --orders\n", r.Bound, r.Order)
@@ -190,7 +183,7 @@ T=1e5, delta=1e-8, every bound side by side.`,
 // setting as defaults): --mechanism --bound --n --k --rate --eps0 --sigma
 // --steps --delta --orders.
 func addMechanismFlags(f *pflag.FlagSet, req *accountRequest, ordersSpec *string, boundUsage string) {
-	f.StringVar(&req.Mechanism, "mechanism", accounting.MechanismSubsampledShuffle, "mechanism: "+strings.Join(sortedKeys(accountMechanisms), "|"))
+	f.StringVar(&req.Mechanism, "mechanism", accounting.MechanismSubsampledShuffle, "mechanism: "+strings.Join(accountMechanismNames(), "|"))
 	f.StringVar(&req.Bound, "bound", accounting.BoundBest, boundUsage)
 	req.N, req.K, req.Steps, req.Delta = 1000000, 1000, 100000, 1e-8
 	f.Var(countFlag{&req.N}, "n", "number of clients n (1e6 notation accepted)")
@@ -253,89 +246,7 @@ func checkRow(r accountRow) error {
 	return nil
 }
 
-// accountLDPShuffle handles --mechanism shuffle and subsampled-shuffle.
-func accountLDPShuffle(req accountRequest) ([]accountRow, error) {
-	k := req.K
-	if req.Mechanism == accounting.MechanismShuffle {
-		if req.Given("k") && req.K != req.N {
-			return nil, fmt.Errorf("--k is not used by --mechanism shuffle (all n clients report); omit it")
-		}
-		k = req.N
-	}
-	if k < 1 || k > req.N {
-		return nil, fmt.Errorf("--k must satisfy 1 <= k <= n (n=%d), got %d", req.N, k)
-	}
-	if req.Bound != "all" {
-		if h, ok := accountExtraBounds[req.Bound]; ok {
-			r, err := h(req)
-			if err != nil {
-				return nil, err
-			}
-			return []accountRow{r}, nil
-		}
-		r, err := rdpRow(req, req.Bound, k)
-		if err != nil {
-			return nil, err
-		}
-		return []accountRow{r}, nil
-	}
-	var rows []accountRow
-	for _, b := range accounting.BoundNames() {
-		if req.Mechanism == accounting.MechanismSubsampledShuffle && b == accounting.BoundCCS21Lower {
-			continue
-		}
-		r, err := rdpRow(req, b, k)
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, r)
-	}
-	for _, b := range sortedKeys(accountExtraBounds) {
-		r, err := accountExtraBounds[b](req)
-		if errors.Is(err, errNotApplicable) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, r)
-	}
-	return rows, nil
-}
-
-// rdpRow composes one RDP bound over req.Steps rounds.
-func rdpRow(req accountRequest, bound string, k int64) (accountRow, error) {
-	curve, err := accounting.NewBound(req.Mechanism, bound, req.N, k, req.Eps0)
-	if err != nil {
-		return accountRow{}, err
-	}
-	row := accountRow{Bound: bound, Delta: req.Delta, Lower: accounting.IsLower(curve)}
-	if req.Steps == 0 {
-		row.Note = "no rounds: nothing spent"
-		return row, nil
-	}
-	acct, err := accounting.NewAccountant(req.Orders)
-	if err != nil {
-		return accountRow{}, err
-	}
-	if err := acct.Compose64(curve, req.Steps); err != nil {
-		return accountRow{}, fmt.Errorf("%s: %w", bound, err)
-	}
-	g, err := acct.Epsilon(req.Delta)
-	if err != nil {
-		return accountRow{}, fmt.Errorf("%s: %w", bound, err)
-	}
-	row.Epsilon, row.Order, row.AtGridEdge, row.Conversion = g.Epsilon, g.Order, g.AtGridEdge, g.Conversion
-	if b, ok := curve.(*accounting.BestCurve); ok {
-		_, row.Winner, _ = b.RDPWinner(g.Order)
-	}
-	if row.Lower {
-		row.Note = "lower bound: no guarantee"
-	}
-	return row, nil
-}
-
-func writeAccountJSON(w io.Writer, req accountRequest, rows []accountRow) error {
+func writeAccountJSON(w io.Writer, req accountRequest, rows []accountRow, skipped []string) error {
 	type out struct {
 		accountRow
 		Mechanism string       `json:"mechanism"`
@@ -376,6 +287,7 @@ func writeAccountJSON(w io.Writer, req accountRequest, rows []accountRow) error 
 			o.Warnings = append(o.Warnings, fmt.Sprintf("%s: optimal order %g is at the edge of the grid", r.Bound, r.Order))
 		}
 	}
+	o.Warnings = append(o.Warnings, skipped...)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(o)

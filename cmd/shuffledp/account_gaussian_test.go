@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // gaussianJSON is the part of `account --json` the Gaussian tests read.
@@ -95,7 +97,7 @@ func TestAccountGaussianTable1(t *testing.T) {
 		if want := capped[T]; v.Epsilon < want[0] || v.Epsilon > want[0]+1e-10 || v.Order != want[1] {
 			t.Errorf("T=%d orders 2:30: %.15g at %g, mpmath %.15g at %g", T, v.Epsilon, v.Order, want[0], want[1])
 		}
-		if v.Bound != "best" || v.Winner != boundICLR23Thm1 || v.Lower || v.Delta != 1.0/60000 || v.Conversion == "" {
+		if v.Bound != "best" || v.Winner != event.BoundICLR23Thm1 || v.Lower || v.Delta != 1.0/60000 || v.Conversion == "" {
 			t.Errorf("T=%d: JSON contract: %+v", T, v)
 		}
 
@@ -126,10 +128,10 @@ func TestAccountGaussianAll(t *testing.T) {
 		rdp := 10 * l / 18
 		cor1 = math.Min(cor1, rdp+(math.Log(1e6)+(l-1)*math.Log1p(-1/l)-math.Log(l))/(l-1))
 	}
-	if e := got[boundGaussianCor1]; e < cor1 || e > cor1*(1+1e-12) {
+	if e := got[event.BoundGaussianCor1]; e < cor1 || e > cor1*(1+1e-12) {
 		t.Errorf("gaussian-cor1: %.15g, closed form %.15g", e, cor1)
 	}
-	if !(got[boundICLR23Thm1] <= got[boundGaussianCor1]) || got["best"] != got[boundICLR23Thm1] || v.Bound != "best" {
+	if !(got[event.BoundICLR23Thm1] <= got[event.BoundGaussianCor1]) || got["best"] != got[event.BoundICLR23Thm1] || v.Bound != "best" {
 		t.Errorf("shuffle-gaussian rows: %v", got)
 	}
 
@@ -139,7 +141,7 @@ func TestAccountGaussianAll(t *testing.T) {
 	for _, r := range v.All {
 		got[r.Bound] = r.Epsilon
 	}
-	if len(got) != 4 || !(got[boundICLR23Eq11] <= got[boundICLR23Eq13]) || !(got[boundICLR23Eq11] < got[boundGaussianCor1]) || got["best"] != got[boundICLR23Eq11] || !(got["best"] > 0) {
+	if len(got) != 4 || !(got[event.BoundICLR23Eq11] <= got[event.BoundICLR23Eq13]) || !(got[event.BoundICLR23Eq11] < got[event.BoundGaussianCor1]) || got["best"] != got[event.BoundICLR23Eq11] || !(got["best"] > 0) {
 		t.Errorf("checkin-gaussian rows: %v", got)
 	}
 
@@ -149,7 +151,7 @@ func TestAccountGaussianAll(t *testing.T) {
 		"--k", "600", "--steps", "100", "--delta", "1e-5", "--orders", "2:256")
 	full := accountGaussianJSON(t, "--mechanism", "shuffle-gaussian", "--sigma", "2", "--n", "600",
 		"--steps", "100", "--delta", "1e-5", "--orders", "2:256")
-	if !(sub.Epsilon > 0 && sub.Epsilon < full.Epsilon) || sub.Winner != boundICLR23Thm2 {
+	if !(sub.Epsilon > 0 && sub.Epsilon < full.Epsilon) || sub.Winner != event.BoundICLR23Thm2 {
 		t.Errorf("subsampled %.6g (winner %s), unsampled 600 clients %.6g", sub.Epsilon, sub.Winner, full.Epsilon)
 	}
 }
@@ -204,7 +206,7 @@ func TestAccountGaussianHelp(t *testing.T) {
 	if err := rootCmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"ASSUMPTION", "worst case", "D=(0,...,0), D'=(1,0,...,0)", mechCheckInGaussian, boundICLR23Eq13, "shuffle-gaussian|"} {
+	for _, s := range []string{"ASSUMPTION", "worst case", "D=(0,...,0), D'=(1,0,...,0)", event.CheckinGaussian, event.BoundICLR23Eq13, "shuffle-gaussian|"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("account --help lacks %q", s)
 		}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/calibrate"
+	"github.com/shuffledp/shuffledp/event"
 	"github.com/spf13/cobra"
 )
 
@@ -138,30 +140,29 @@ assumption (see account --help).`,
 // runCalibration solves req for the parameter solve so that the epsilon of
 // `account` at the same request is <= target.
 func runCalibration(req accountRequest, solve string, target float64) (calibrateOutput, error) {
-	h, ok := accountMechanisms[req.Mechanism]
-	if !ok {
-		return calibrateOutput{}, fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(sortedKeys(accountMechanisms), ", "), req.Mechanism)
+	if !slices.Contains(event.Mechanisms(), req.Mechanism) {
+		return calibrateOutput{}, fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(event.Mechanisms(), ", "), req.Mechanism)
 	}
 	gauss := isGaussianMechanism(req.Mechanism)
 	switch solve {
 	case solveSigma:
 		if !gauss {
 			return calibrateOutput{}, fmt.Errorf("--solve sigma needs a Gaussian --mechanism (%s, %s, %s); for %s solve eps0",
-				mechShuffleGaussian, mechSubsampledShuffleGaussian, mechCheckInGaussian, req.Mechanism)
+				event.ShuffleGaussian, event.SubsampledShuffleGaussian, event.CheckinGaussian, req.Mechanism)
 		}
 	case solveEps0:
 		if gauss {
 			return calibrateOutput{}, fmt.Errorf("--solve eps0 needs an LDP --mechanism (%s, %s); for %s solve sigma",
-				accounting.MechanismShuffle, accounting.MechanismSubsampledShuffle, req.Mechanism)
+				event.Shuffle, event.SubsampledShuffle, req.Mechanism)
 		}
 	case solveK:
-		if req.Mechanism != accounting.MechanismSubsampledShuffle && req.Mechanism != mechSubsampledShuffleGaussian {
+		if req.Mechanism != event.SubsampledShuffle && req.Mechanism != event.SubsampledShuffleGaussian {
 			return calibrateOutput{}, fmt.Errorf("--solve k needs --mechanism %s or %s (k of n sampled per round), got %s",
-				accounting.MechanismSubsampledShuffle, mechSubsampledShuffleGaussian, req.Mechanism)
+				event.SubsampledShuffle, event.SubsampledShuffleGaussian, req.Mechanism)
 		}
 	case solveRate:
-		if req.Mechanism != mechCheckInGaussian {
-			return calibrateOutput{}, fmt.Errorf("--solve rate needs --mechanism %s, got %s", mechCheckInGaussian, req.Mechanism)
+		if req.Mechanism != event.CheckinGaussian {
+			return calibrateOutput{}, fmt.Errorf("--solve rate needs --mechanism %s, got %s", event.CheckinGaussian, req.Mechanism)
 		}
 	case solveSteps:
 	default:
@@ -191,7 +192,7 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 
 	// eval is `account` at one parameter value.
 	eval := func(r accountRequest) (accountRow, error) {
-		rows, err := h(r)
+		rows, _, err := accountRows(r)
 		if err != nil {
 			return accountRow{}, err
 		}
@@ -242,28 +243,28 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 		// whole range, where epsilon spans many decades.
 		var lo, hi float64
 		var pre int
-		lo, hi, pre, err = bracketDecreasing(epsAt, target, 1, sigmaSearchMin, sigmaSearchMax)
+		lo, hi, pre, err = calibrate.BracketDecreasing(epsAt, target, 1, sigmaSearchMin, sigmaSearchMax)
 		if err == nil {
 			var r calibrate.Result
 			r, err = calibrate.SmallestFeasible(epsAt, target, lo, hi, hi, calibrateTol)
 			value, evals = r.Value, pre+r.Evaluations
 		}
 		if err == nil {
-			value = roundSafe(value, true, target, epsAt)
+			value = calibrate.RoundSafe(value, calibrateDigit, true, target, epsAt)
 		}
 	case solveEps0:
 		var r calibrate.Result
 		r, err = calibrate.LargestFeasible(epsAt, target, eps0SearchMin, 1, eps0SearchMax, calibrateTol)
 		value, evals = r.Value, r.Evaluations
 		if err == nil {
-			value = roundSafe(value, false, target, epsAt)
+			value = calibrate.RoundSafe(value, calibrateDigit, false, target, epsAt)
 		}
 	case solveRate:
 		var r calibrate.Result
 		r, err = calibrate.LargestFeasible(epsAt, target, rateSearchMin, 0.5, 1, calibrateTol)
 		value, evals = r.Value, r.Evaluations
 		if err == nil {
-			value = roundSafe(value, false, target, epsAt)
+			value = calibrate.RoundSafe(value, calibrateDigit, false, target, epsAt)
 		}
 	case solveK, solveSteps:
 		lo := int64(1)
@@ -308,19 +309,21 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 	case solve == solveSteps && value == stepsSearchMax:
 		edge = fmt.Sprintf("search ceiling steps = %d reached: more steps may meet the target too", int64(stepsSearchMax))
 	}
-	if edge != "" {
-		out.Note = strings.TrimSpace(edge + "; " + out.Note)
+	if edge != "" && out.Note != "" {
+		out.Note = edge + "; " + out.Note
+	} else if edge != "" {
+		out.Note = edge
 	}
 	switch final.Mechanism {
-	case accounting.MechanismShuffle:
+	case event.Shuffle:
 		out.Eps0 = &final.Eps0
-	case accounting.MechanismSubsampledShuffle:
+	case event.SubsampledShuffle:
 		out.K, out.Eps0 = &final.K, &final.Eps0
-	case mechShuffleGaussian:
+	case event.ShuffleGaussian:
 		out.Sigma = &final.Sigma
-	case mechSubsampledShuffleGaussian:
+	case event.SubsampledShuffleGaussian:
 		out.K, out.Sigma = &final.K, &final.Sigma
-	case mechCheckInGaussian:
+	case event.CheckinGaussian:
 		out.Rate, out.Sigma = &final.Rate, &final.Sigma
 	default:
 		if final.Given("sigma") {
@@ -330,78 +333,6 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 		}
 	}
 	return out, nil
-}
-
-// bracketDecreasing returns lo < hi = 2 lo (clamped to [min, max]) with
-// eps(lo) > target >= eps(hi), for eps non-increasing in x, by halving or
-// doubling from x0; lo = hi = min when min itself meets the target. It
-// counts its evaluations. The curves are memoised, so the solver's
-// re-evaluation of lo and hi costs little.
-func bracketDecreasing(eps calibrate.EpsilonFunc, target, x0, min, max float64) (lo, hi float64, n int, err error) {
-	e0, err := eps(x0)
-	n++
-	if err != nil {
-		return 0, 0, n, err
-	}
-	if e0 <= target {
-		hi = x0
-		for hi > min {
-			x := math.Max(hi/2, min)
-			e, err := eps(x)
-			n++
-			if err != nil {
-				return 0, 0, n, err
-			}
-			if e > target {
-				return x, hi, n, nil
-			}
-			hi = x
-		}
-		return min, min, n, nil
-	}
-	lo, e := x0, e0
-	for lo < max {
-		x := math.Min(2*lo, max)
-		if e, err = eps(x); err != nil {
-			return 0, 0, n + 1, err
-		}
-		n++
-		if e <= target {
-			return lo, x, n, nil
-		}
-		lo = x
-	}
-	return 0, 0, n, fmt.Errorf("%w: epsilon %g > %g even at the largest value %g", calibrate.ErrUnreachable, e, target, max)
-}
-
-// roundSafe rounds x to calibrateDigit significant digits, up when larger x
-// spends less (sigma) and down otherwise (eps0), so that the printed value is
-// itself the answer; it keeps x if the rounded value does not meet the target
-// (a non-monotone bound) or cannot be evaluated.
-func roundSafe(x float64, up bool, target float64, eps func(float64) (float64, error)) float64 {
-	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'e', calibrateDigit-1, 64), 64)
-	if err != nil {
-		return x
-	}
-	if up && r < x || !up && r > x {
-		exp := math.Floor(math.Log10(math.Abs(x)))
-		unit := math.Pow(10, exp-float64(calibrateDigit-1))
-		if up {
-			r += unit
-		} else {
-			r -= unit
-		}
-		if r, err = strconv.ParseFloat(strconv.FormatFloat(r, 'e', calibrateDigit-1, 64), 64); err != nil {
-			return x
-		}
-	}
-	if up && r < x || !up && r > x || r <= 0 {
-		return x
-	}
-	if e, err := eps(r); err != nil || e > target {
-		return x
-	}
-	return r
 }
 
 func writeCalibrateText(w io.Writer, o calibrateOutput) {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shuffledp/shuffledp/event"
 )
 
 func runCalibrate(t *testing.T, args ...string) (string, error) {
@@ -176,9 +178,7 @@ func TestCalibrateErrors(t *testing.T) {
 // caches.
 func benchmarkCalibrate(b *testing.B, args ...string) {
 	for i := 0; i < b.N; i++ {
-		gaussianCurves.Lock()
-		clear(gaussianCurves.m)
-		gaussianCurves.Unlock()
+		event.ResetCaches()
 		cmd := newCalibrateCmd()
 		var out bytes.Buffer
 		cmd.SetOut(&out)
