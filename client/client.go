@@ -38,7 +38,9 @@ type Client struct {
 	grad   []float64
 	rand   randomizer.Randomizer // nil for protocol.RandomizerNone
 	sealer protocol.Sealer
-	loaded int64 // Model.Version whose parameters m holds; -1 before the first round
+	// The Model whose parameters m holds: its version and vector.
+	loaded    int64 // -1 before the first round
+	loadedVec *float64
 }
 
 // New returns a Client for the run cfg computing with model m (of the run's
@@ -71,7 +73,10 @@ func New(cfg protocol.RunConfig, m model.Model, sealer protocol.Sealer) (*Client
 	return c, nil
 }
 
-// load makes the worker compute at the round's parameters.
+// load makes the worker compute at the round's parameters. It copies them
+// once per round message (version and vector), not per client; a
+// transport must not reuse one vector for other parameters under the same
+// version.
 func (c *Client) load(r *protocol.Round) error {
 	p := r.Model.Params
 	if r.Model.Run != c.cfg.Run {
@@ -84,9 +89,9 @@ func (c *Client) load(r *protocol.Round) error {
 	if &own[0] == &p[0] { // in process, sharing the server's vector
 		return nil
 	}
-	if c.loaded != r.Model.Version {
+	if c.loaded != r.Model.Version || c.loadedVec != &p[0] {
 		copy(own, p)
-		c.loaded = r.Model.Version
+		c.loaded, c.loadedVec = r.Model.Version, &p[0]
 	}
 	return nil
 }

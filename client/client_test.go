@@ -232,3 +232,34 @@ func TestClientRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestClientReloadsNewVector: a round message with the same version but a
+// new parameter vector (a restarted server) is loaded again.
+func TestClientReloadsNewVector(t *testing.T) {
+	pub := logReg(t, 3, 2)
+	own, err := model.NewLogReg(3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := runConfig(t, pub, "rinf", protocol.NormLInf, 0.1)
+	c, err := New(cfg, own, protocol.Plaintext{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := Example{X: []float64{1, 2, 3}, Label: 1}
+	for _, scale := range []float64{1, -2} {
+		p := make([]float64, pub.NumParams())
+		for i := range p {
+			p[i] = scale * pub.Params()[i]
+		}
+		round := &protocol.Round{ID: 1, Model: protocol.Model{Run: "test", Version: 4, Params: p}}
+		if _, _, err := c.Report(round, ex, randomizer.NewSeededSource(1)); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range own.Params() {
+			if v != p[i] {
+				t.Fatalf("scale %g: parameter %d is %g, round has %g", scale, i, v, p[i])
+			}
+		}
+	}
+}

@@ -217,7 +217,9 @@ func (s *Service) Submit(client int, round int64, sealed []byte) error {
 // the budget debited; if Debit fails the batch is discarded (ErrNotDebited
 // wrapping the budget's error) and forward is not called. Only after a
 // successful debit is forward called with the batch. It returns the
-// release (also when forward fails: the round was debited).
+// release (also when forward fails: the round was debited). forward runs
+// with the service locked and must not call it; the batch's memory is
+// the receiver's.
 func (s *Service) Release(ctx context.Context, forward func(context.Context, protocol.Batch) error) (Release, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
