@@ -18,7 +18,8 @@ import (
 //	            byte are zero
 //
 // where b is the randomizer's payload width: 1 (rr), ceil(log2 k) (krr),
-// ceil(log2 d)+1 (rinf, r2), log2 D + 1 (r1), 64·d (gaussian, privunit). At
+// ceil(log2 d)+1 (rinf, r2), log2 D + 1 (r1), 64·d (gaussian, privunit),
+// 32·d (djw). At
 // d = 26,010 an R_inf batch of 10,000 reports is 20,003 bytes: 16 bits per
 // report. UnpackReports rejects a wrong header or length, set padding bits,
 // and any report the randomizer's decoder rejects.
@@ -40,6 +41,8 @@ func payloadBits(r Randomizer) (int, byte, error) {
 		return 64 * v.d, kindGaussian, nil
 	case *PrivUnit:
 		return 64 * v.d, kindPrivUnit, nil
+	case *DJW:
+		return 32 * v.d, kindDJW, nil
 	}
 	return 0, 0, fmt.Errorf("randomizer %s has no packed wire format", r.Name())
 }

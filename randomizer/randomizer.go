@@ -18,7 +18,7 @@ type Report []byte
 // as each goroutine passes its own Source.
 type Randomizer interface {
 	// Name is the constructor name: "rr", "krr", "rinf", "r1", "r2",
-	// "privunit" or "gaussian".
+	// "djw", "privunit" or "gaussian".
 	Name() string
 	// Dim is the length of the input vector (and of the decoded estimate).
 	Dim() int
@@ -97,7 +97,7 @@ type Config struct {
 	// Dim is the input dimension d ("rr" needs 1; "krr" takes k = Dim ≥ 2).
 	Dim int
 	// Radius is the clipping radius a of the input ball ("rinf", "r1",
-	// "r2", "gaussian"); 0 means 1.
+	// "r2", "djw", "privunit", "gaussian"); 0 means 1.
 	Radius float64
 	// Sigma is the noise multiplier of "gaussian": the noise standard
 	// deviation is Sigma·Radius per coordinate.
@@ -105,7 +105,7 @@ type Config struct {
 }
 
 // Names lists the constructor names New accepts.
-var Names = []string{"rr", "krr", "rinf", "r1", "r2", "privunit", "gaussian"}
+var Names = []string{"rr", "krr", "rinf", "r1", "r2", "djw", "privunit", "gaussian"}
 
 // New returns the randomizer called name with the parameters in cfg.
 func New(name string, cfg Config) (Randomizer, error) {
@@ -134,6 +134,8 @@ func New(name string, cfg Config) (Randomizer, error) {
 		return NewR1(cfg.Eps0, cfg.Dim, cfg.Radius)
 	case "r2":
 		return NewR2(cfg.Eps0, cfg.Dim, cfg.Radius)
+	case "djw":
+		return NewDJW(cfg.Eps0, cfg.Dim, cfg.Radius)
 	case "privunit":
 		return NewPrivUnit(cfg.Eps0, cfg.Dim, cfg.Radius)
 	case "gaussian":
