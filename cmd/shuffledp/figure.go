@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/shuffledp/shuffledp/figures"
+	"github.com/shuffledp/shuffledp/statedir"
 	"github.com/spf13/cobra"
 )
 
@@ -53,9 +55,11 @@ with strong composition") next to what we measure at the same settings.`,
 				fmt.Fprintf(tw, "%s\t%s\n", ratiosFigureName, "headline ratios of the papers next to what we measure (text; --csv for CSV)")
 				return tw.Flush()
 			}
-			bounds := figureBounds()
 			if args[0] == ratiosFigureName {
-				return runRatios(cmd, bounds, csvPath)
+				if err := checkFigureOutputs("", csvPath); err != nil {
+					return err
+				}
+				return runRatios(cmd, figureBounds(), csvPath)
 			}
 			fig, err := figures.Lookup(args[0])
 			if err != nil {
@@ -68,6 +72,10 @@ with strong composition") next to what we measure at the same settings.`,
 			if err != nil {
 				return err
 			}
+			if err := checkFigureOutputs(out, csvPath); err != nil {
+				return err
+			}
+			bounds := figureBounds()
 			xs, err := fig.XValues(points)
 			if err != nil {
 				return err
@@ -76,12 +84,17 @@ with strong composition") next to what we measure at the same settings.`,
 			if err != nil {
 				return err
 			}
-			var img bytes.Buffer
+			var img, tab bytes.Buffer
 			if err := data.Render(&img, format); err != nil {
 				return err
 			}
+			if csvPath != "" {
+				if err := data.WriteCSV(&tab); err != nil {
+					return err
+				}
+			}
 			if err := os.WriteFile(out, img.Bytes(), 0o644); err != nil {
-				return err
+				return fmt.Errorf("--out: %w", err)
 			}
 			var labels []string
 			for _, s := range data.Series {
@@ -89,12 +102,8 @@ with strong composition") next to what we measure at the same settings.`,
 			}
 			fmt.Fprintf(w, "wrote %s (%s, %d points, series: %s)\n", out, fig.Name, len(xs), strings.Join(labels, ", "))
 			if csvPath != "" {
-				var buf bytes.Buffer
-				if err := data.WriteCSV(&buf); err != nil {
-					return err
-				}
-				if err := os.WriteFile(csvPath, buf.Bytes(), 0o644); err != nil {
-					return err
+				if err := os.WriteFile(csvPath, tab.Bytes(), 0o644); err != nil {
+					return fmt.Errorf("--csv: %w", err)
 				}
 				fmt.Fprintf(w, "wrote %s\n", csvPath)
 			}
@@ -126,9 +135,32 @@ func runRatios(cmd *cobra.Command, bounds []figures.Bound, csvPath string) error
 			return err
 		}
 		if err := os.WriteFile(csvPath, buf.Bytes(), 0o644); err != nil {
-			return err
+			return fmt.Errorf("--csv: %w", err)
 		}
 		fmt.Fprintf(w, "wrote %s\n", csvPath)
+	}
+	return nil
+}
+
+// checkFigureOutputs verifies, before any work, that the output files can
+// be written (their directories exist; they are absent or writable regular
+// files) and are not one file; it creates and modifies nothing. An empty
+// path is not requested and not checked.
+func checkFigureOutputs(out, csvPath string) error {
+	for _, o := range []struct{ flag, path string }{{"out", out}, {"csv", csvPath}} {
+		if o.path == "" {
+			continue
+		}
+		if err := statedir.CheckOutputFile(o.flag, o.path); err != nil {
+			return err
+		}
+	}
+	if out != "" && csvPath != "" {
+		a, errA := filepath.Abs(out)
+		b, errB := filepath.Abs(csvPath)
+		if errA == nil && errB == nil && a == b {
+			return fmt.Errorf("--csv %s is the --out file; give the CSV its own file", csvPath)
+		}
 	}
 	return nil
 }

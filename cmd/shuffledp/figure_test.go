@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/shuffledp/shuffledp/figures"
+	"github.com/spf13/cobra"
 )
 
 func runFigure(t *testing.T, args ...string) (string, error) {
@@ -105,6 +106,58 @@ func TestFigureBadInput(t *testing.T) {
 		_, err := runFigure(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want one naming %q", c.args, err, c.want)
+		}
+	}
+}
+
+// runFigureQuiet runs the figure command as main does (no usage or error
+// text on failure) and returns what it printed.
+func runFigureQuiet(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	return runCmd(t, func() *cobra.Command {
+		c := newFigureCmd()
+		c.SilenceUsage, c.SilenceErrors = true, true
+		return c
+	}, args...)
+}
+
+// TestFigureBadOutputPathWritesNothing checks every output path before any
+// work: on a bad --out or --csv nothing is computed, written or printed, and
+// the error names the flag.
+func TestFigureBadOutputPathWritesNothing(t *testing.T) {
+	for _, c := range []struct {
+		args func(dir string) []string
+		flag string
+	}{
+		{func(d string) []string {
+			return []string{"fig2a", "--out", filepath.Join(d, "f.png"), "--csv", filepath.Join(d, "missing", "f.csv"), "--points", "2"}
+		}, "--csv"},
+		{func(d string) []string {
+			return []string{"fig2a", "--out", filepath.Join(d, "missing", "f.png"), "--csv", filepath.Join(d, "f.csv"), "--points", "2"}
+		}, "--out"},
+		{func(d string) []string {
+			return []string{"fig2a", "--out", filepath.Join(d, "f.png"), "--csv", d, "--points", "2"}
+		}, "--csv"},
+		{func(d string) []string {
+			return []string{"fig2a", "--out", filepath.Join(d, "f.png"), "--csv", filepath.Join(d, "f.png"), "--points", "2"}
+		}, "--csv"},
+		{func(d string) []string { return []string{"ratios", "--csv", filepath.Join(d, "missing", "r.csv")} }, "--csv"},
+	} {
+		dir := t.TempDir()
+		args := c.args(dir)
+		out, err := runFigureQuiet(t, args...)
+		if err == nil || !strings.Contains(err.Error(), c.flag) {
+			t.Errorf("%v: error %v, want one naming %s", args, err, c.flag)
+		}
+		if out != "" {
+			t.Errorf("%v: printed %q before failing", args, out)
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			t.Errorf("%v: left %s behind", args, e.Name())
 		}
 	}
 }
