@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/ledger"
+)
+
+// writeLedger debits rounds of ev into a ledger in a new state directory.
+func writeLedger(t *testing.T, run string, ev event.Event, rounds int64, delta float64) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := ledger.OpenSQLite(ctx, filepath.Join(dir, ledger.FileName), ledger.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l, err := ledger.Open(ctx, s, run, ledger.Options{Delta: delta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range rounds {
+		if err := l.Debit(ctx, r, ev, int(max(ev.K, 1)), sha256.Sum256(fmt.Appendf(nil, "%d", r))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// `ledger show` reports the epsilon `account` gives for the same mechanism
+// and --steps equal to the number of rounds, exactly.
+func TestLedgerShowAgreesWithAccount(t *testing.T) {
+	for _, tc := range []struct {
+		ev     event.Event
+		rounds int64
+		delta  string // --delta of account, and of show when showDelta
+		show   bool
+	}{
+		{event.Event{Mechanism: "subsampled-shuffle", N: 60000, K: 1000, Eps0: 2}, 40, "1e-5", false},
+		{event.Event{Mechanism: "subsampled-shuffle", N: 60000, K: 1000, Eps0: 2}, 40, "1/60000", true},
+		{event.Event{Mechanism: "shuffle", N: 1000, Eps0: 1}, 7, "1e-5", false},
+		{event.Event{Mechanism: "shuffle-gaussian", N: 1000, Sigma: 5}, 3, "1e-5", false},
+	} {
+		name := fmt.Sprintf("%s/rounds=%d/delta=%s", tc.ev.Mechanism, tc.rounds, tc.delta)
+		t.Run(name, func(t *testing.T) {
+			dir := writeLedger(t, "run-a", tc.ev, tc.rounds, 1e-5)
+			args := []string{"show", "--state", dir, "--json"}
+			if tc.show {
+				args = append(args, "--delta", tc.delta)
+			}
+			out, err := runCmd(t, newLedgerCmd, args...)
+			if err != nil {
+				t.Fatalf("ledger %v: %v\n%s", args, err, out)
+			}
+			var show ledger.Summary
+			if err := json.Unmarshal([]byte(out), &show); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			acctArgs := append(strings.Fields(describeEvent(tc.ev)), "--steps", fmt.Sprint(tc.rounds), "--delta", tc.delta, "--json")
+			aout, err := runCmd(t, newAccountCmd, acctArgs...)
+			if err != nil {
+				t.Fatalf("account %v: %v\n%s", acctArgs, err, aout)
+			}
+			var acct struct {
+				Epsilon, Delta, Order float64
+				Bound                 string
+			}
+			if err := json.Unmarshal([]byte(aout), &acct); err != nil {
+				t.Fatalf("%v\n%s", err, aout)
+			}
+			if show.Rounds != tc.rounds || show.Bound != acct.Bound {
+				t.Errorf("show: %d rounds, bound %q; want %d, %q", show.Rounds, show.Bound, tc.rounds, acct.Bound)
+			}
+			if show.Epsilon != acct.Epsilon || show.Delta != acct.Delta || show.Order != acct.Order {
+				t.Errorf("show: epsilon %v delta %v order %v; account: %v %v %v", show.Epsilon, show.Delta, show.Order, acct.Epsilon, acct.Delta, acct.Order)
+			}
+			if len(show.Events) != 1 || show.Events[0].Event != tc.ev || show.Events[0].Count != tc.rounds {
+				t.Errorf("show events %+v, want %d x %+v", show.Events, tc.rounds, tc.ev)
+			}
+			// The text form carries the same numbers.
+			text, err := runCmd(t, newLedgerCmd, "show", "--state", dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{fmt.Sprintf("rounds   %d", tc.rounds), fmt.Sprintf("%.6g", show.Epsilon), "--mechanism " + tc.ev.Mechanism} {
+				if !strings.Contains(text, want) && !(tc.show && strings.HasPrefix(want, "0.")) {
+					t.Errorf("text output lacks %q:\n%s", want, text)
+				}
+			}
+		})
+	}
+}
+
+func TestLedgerShowJSONFields(t *testing.T) {
+	dir := writeLedger(t, "r", event.Event{Mechanism: "shuffle", N: 100, Eps0: 1}, 2, 1e-6)
+	out, err := runCmd(t, newLedgerCmd, "show", "--state", dir, "--json", "--entries")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"run", "rounds", "epsilon", "delta", "order", "bound", "events", "entries"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks %q:\n%s", k, out)
+		}
+	}
+	if m["delta"] != 1e-6 {
+		t.Errorf("delta %v, want the run's 1e-6", m["delta"])
+	}
+}
+
+func TestLedgerErrors(t *testing.T) {
+	empty := t.TempDir()
+	two := writeLedger(t, "a", event.Event{Mechanism: "shuffle", N: 100, Eps0: 1}, 1, 1e-5)
+	ctx := context.Background()
+	s, err := ledger.OpenSQLite(ctx, filepath.Join(two, ledger.FileName), ledger.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.Open(ctx, s, "b", ledger.Options{Delta: 1e-5}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show"}, "--state is required"},
+		{[]string{"show", "--state", empty}, "no ledger"},
+		{[]string{"show", "--state", two}, "choose one with --run"},
+		{[]string{"show", "--state", two, "--run", "c"}, "unknown run"},
+		{[]string{"show", "--state", two, "--run", "a", "--delta", "2"}, "--delta"},
+		{[]string{"check", "--state", empty}, "no ledger"},
+	} {
+		out, err := runCmd(t, newLedgerCmd, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ledger %v: error %v (output %q), want one containing %q", tc.args, err, out, tc.want)
+		}
+	}
+	out, err := runCmd(t, newLedgerCmd, "check", "--state", two)
+	if err != nil || !strings.Contains(out, "ok") || !strings.Contains(out, "2 runs, 1 entries") {
+		t.Errorf("check: %v\n%s", err, out)
+	}
+	out, err = runCmd(t, newLedgerCmd, "show", "--state", two, "--run", "b")
+	if err != nil || !strings.Contains(out, "nothing spent") {
+		t.Errorf("show of an empty run: %v\n%s", err, out)
+	}
+}

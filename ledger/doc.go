@@ -1,0 +1,24 @@
+// Package ledger is the durable, append-only privacy ledger of a training
+// run in the shuffle model (issue 10, item 3).
+//
+// Every round that releases a shuffled batch is one privacy event (package
+// event): the subsampled shuffle mechanism of NeurIPS'21 eq. (3), a
+// Gaussian shuffle mechanism, and so on. The shuffler debits the round's
+// event here, in one durable transaction keyed (run, round), before the
+// batch leaves it; a retry of the same round finds the entry and debits
+// nothing, and a round whose event would take epsilon past the run's target
+// is refused with nothing written. Because the ledger, not the trainer's
+// checkpoint, owns the budget, a run that is killed and restarted continues
+// from every debit that was committed, and no released round is forgotten
+// or counted twice.
+//
+// The ledger is two layers. A Store keeps entries: SQLiteStore (an embedded
+// database file, pure Go, durable across kill -9 and power loss as far as
+// SQLite's WAL with synchronous=FULL is) and MemoryStore (for tests). The
+// interface is small and its SQL portable so that a PostgreSQL backend can
+// implement it. A Ledger holds one run's budget on top of a Store: it prices
+// an event by composing RDP curves (Mironov 2017, Prop. 1: RDP composes
+// additively at every order) and converts the total to (epsilon, delta) with
+// the accounting package, exactly as `shuffledp account` does for the same
+// events.
+package ledger

@@ -1,0 +1,260 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/event"
+)
+
+// Options are a run's accounting parameters.
+type Options struct {
+	// Delta is the run's delta, in (0, 1).
+	Delta float64
+	// Target is the target epsilon: a debit that would take epsilon past
+	// it is refused. 0 means no target.
+	Target float64
+	// Bound names the RDP bound composed for every event (see
+	// event.Event.Curve); "" means "best".
+	Bound string
+	// Orders is the RDP order grid; nil means the default grid of
+	// event.Epsilon for the run's events.
+	Orders []float64
+}
+
+// Ledger holds the privacy budget of one run on top of a Store. Every
+// Debit prices the round's event by composing RDP curves (Mironov 2017,
+// Prop. 1) over all the run's entries, refuses it if the composed
+// (epsilon, delta) would exceed the target, and otherwise commits it to the
+// store before returning. A Ledger is safe for concurrent use; several
+// Ledgers (in several processes) may share a store, the store's (run,
+// round) key deciding between them.
+//
+// The epsilon of a run is that of event.Epsilon over the run's distinct
+// events with their counts, which for a run of one event is exactly what
+// `shuffledp account` reports for that mechanism with --steps equal to the
+// number of entries.
+type Ledger struct {
+	store  Store
+	target float64
+	now    func() time.Time
+
+	mu   sync.Mutex
+	book *book
+}
+
+// Open registers run in store with opts (or, for a run registered before,
+// checks that opts agree with the registered delta, bound and orders: an
+// error wrapping ErrRunMismatch names the first that differs) and loads its
+// entries, so that a restarted process continues from every committed debit.
+func Open(ctx context.Context, store Store, run string, opts Options) (*Ledger, error) {
+	if math.IsNaN(opts.Target) || math.IsInf(opts.Target, 0) || opts.Target < 0 {
+		return nil, fmt.Errorf("target epsilon must be a finite number >= 0 (0: none), got %g", opts.Target)
+	}
+	want, err := RunInfo{Run: run, Delta: opts.Delta, Bound: opts.Bound, Orders: opts.Orders}.normalize()
+	if err != nil {
+		return nil, err
+	}
+	got, err := store.Register(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	if p := sameParams(got, want); p != "" {
+		return nil, fmt.Errorf("%w: run %q has %s", ErrRunMismatch, run, describeParam(p, got, want))
+	}
+	l := &Ledger{store: store, target: opts.Target, now: time.Now, book: newBook(got)}
+	if err := l.reload(ctx); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func describeParam(p string, got, want RunInfo) string {
+	switch p {
+	case "delta":
+		return fmt.Sprintf("delta %g, not %g", got.Delta, want.Delta)
+	case "bound":
+		return fmt.Sprintf("bound %q, not %q", got.Bound, want.Bound)
+	}
+	return fmt.Sprintf("orders %v, not %v", got.Orders, want.Orders)
+}
+
+// reload replaces the book's entries by the store's.
+func (l *Ledger) reload(ctx context.Context) error {
+	entries, err := l.store.Entries(ctx, l.book.info.Run)
+	if err != nil {
+		return fmt.Errorf("loading run %q: %w", l.book.info.Run, err)
+	}
+	return l.book.load(entries)
+}
+
+// maxAttempts bounds Debit's reloads when other writers append to the run.
+const maxAttempts = 8
+
+// Debit records that round released a batch of reports whose SHA-256 is
+// digest under the privacy event ev, and returns only when the entry is
+// durable in the store. A round is debited once: a retry with the same
+// event, report count and digest returns nil and writes nothing; a
+// different entry for a debited round is an error wrapping ErrConflict.
+// A new round must be above every debited round.
+//
+// Before writing, Debit composes ev with the run's entries; if the epsilon
+// would exceed the target, it returns an error wrapping ErrBudgetExhausted
+// and writes nothing: the caller must discard the batch.
+func (l *Ledger) Debit(ctx context.Context, round int64, ev event.Event, reports int, digest [32]byte) error {
+	ev = canonical(ev)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := Entry{Run: l.book.info.Run, Round: round, Event: ev, Reports: reports, Digest: digest, Time: l.now().Round(0).UTC()}
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		if i, ok := l.book.byRound[round]; ok {
+			if old := l.book.entries[i]; !old.same(e) {
+				return conflictError(old, e)
+			}
+			return nil
+		}
+		if last := l.book.last(); round <= last {
+			return fmt.Errorf("round %d is not above the last debited round %d of run %q", round, last, e.Run)
+		}
+		if err := l.checkNext(ev); err != nil {
+			return err // refused, or an event the ledger cannot price: never debited
+		}
+		existed, err := l.store.Append(ctx, e, int64(len(l.book.entries)))
+		switch {
+		case err == nil && !existed:
+			return l.book.add(e)
+		case (err == nil && existed) || errors.Is(err, ErrStale):
+			// Another writer appended to the run: price again on its entries.
+			if attempt == maxAttempts {
+				return fmt.Errorf("debit run %q round %d: the run kept changing under %d attempts: %w", e.Run, round, attempt, ErrStale)
+			}
+			if err := l.reload(ctx); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+}
+
+// next returns the guarantee after one more occurrence of ev.
+func (l *Ledger) next(ev event.Event) (accounting.Guarantee, error) {
+	groups, err := l.book.with(ev)
+	if err != nil {
+		return accounting.Guarantee{}, err
+	}
+	return l.book.guarantee(groups, l.book.info.Delta)
+}
+
+// NextEpsilon returns the (epsilon, delta) guarantee the run would have
+// after debiting ev once more.
+func (l *Ledger) NextEpsilon(ev event.Event) (accounting.Guarantee, error) {
+	ev = canonical(ev)
+	if err := ev.Validate(); err != nil {
+		return accounting.Guarantee{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.next(ev)
+}
+
+// CheckNext returns an error wrapping ErrBudgetExhausted if debiting ev
+// once more would take epsilon past the target (nil when there is no
+// target), without debiting: a shuffler asks before it samples a round, so
+// that no client works for a batch that could not be released. Debit
+// still decides.
+func (l *Ledger) CheckNext(ev event.Event) error {
+	ev = canonical(ev)
+	if err := ev.Validate(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.checkNext(ev)
+}
+
+func (l *Ledger) checkNext(ev event.Event) error {
+	if l.target == 0 {
+		_, err := l.book.curve(ev)
+		return err
+	}
+	g, err := l.next(ev)
+	if err != nil {
+		return err
+	}
+	if g.Epsilon > l.target {
+		return fmt.Errorf("%w (run %q: epsilon after %d rounds would be %.6g > %g)",
+			ErrBudgetExhausted, l.book.info.Run, len(l.book.entries)+1, g.Epsilon, l.target)
+	}
+	return nil
+}
+
+// Epsilon returns the run's (epsilon, delta) guarantee over all its
+// entries (epsilon 0 at order 0 before the first, as event.Epsilon).
+func (l *Ledger) Epsilon() (accounting.Guarantee, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.book.guarantee(l.book.groups, l.book.info.Delta)
+}
+
+// Rounds returns the number of rounds debited.
+func (l *Ledger) Rounds() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(len(l.book.entries))
+}
+
+// LastRound returns the highest round debited, or -1.
+func (l *Ledger) LastRound() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.book.last()
+}
+
+// Entries returns the run's entries in round order.
+func (l *Ledger) Entries() []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.book.entries)
+}
+
+// Events returns the composition: the run's distinct events, in order of
+// first appearance, with their counts.
+func (l *Ledger) Events() []event.Composed {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.book.groups)
+}
+
+// Info returns the run's registered parameters.
+func (l *Ledger) Info() RunInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	info := l.book.info
+	info.Orders = slices.Clone(info.Orders)
+	info.Entries = int64(len(l.book.entries))
+	return info
+}
+
+// Run returns the run's id.
+func (l *Ledger) Run() string { return l.book.info.Run }
+
+// Target returns the target epsilon (0: none).
+func (l *Ledger) Target() float64 { return l.target }
+
+// Reload reads the run's entries from the store again (to see another
+// process's debits).
+func (l *Ledger) Reload(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reload(ctx)
+}

@@ -1,0 +1,183 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+)
+
+// MemoryStore is a Store in memory, for tests and simulations that need no
+// durability. The zero value is not usable; use NewMemoryStore.
+type MemoryStore struct {
+	mu      sync.Mutex
+	runs    map[string]RunInfo
+	entries map[string][]Entry // sorted by round
+	closed  bool
+}
+
+// NewMemoryStore returns an empty in-memory store.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{runs: map[string]RunInfo{}, entries: map[string][]Entry{}}
+}
+
+var errClosed = errors.New("ledger: store is closed")
+
+// Register implements Store.
+func (m *MemoryStore) Register(ctx context.Context, info RunInfo) (RunInfo, error) {
+	info, err := info.normalize()
+	if err != nil {
+		return RunInfo{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return RunInfo{}, errClosed
+	}
+	if old, ok := m.runs[info.Run]; ok {
+		return m.withCount(old), nil
+	}
+	info.Created = time.Now().Round(0).UTC()
+	info.Entries = 0
+	m.runs[info.Run] = info
+	return info, nil
+}
+
+func (m *MemoryStore) withCount(info RunInfo) RunInfo {
+	info.Orders = slices.Clone(info.Orders)
+	info.Entries = int64(len(m.entries[info.Run]))
+	return info
+}
+
+// Run implements Store.
+func (m *MemoryStore) Run(ctx context.Context, run string) (RunInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return RunInfo{}, errClosed
+	}
+	info, ok := m.runs[run]
+	if !ok {
+		return RunInfo{}, fmt.Errorf("%w %q", ErrUnknownRun, run)
+	}
+	return m.withCount(info), nil
+}
+
+// Runs implements Store.
+func (m *MemoryStore) Runs(ctx context.Context) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	var out []string
+	for r := range m.runs {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Append implements Store.
+func (m *MemoryStore) Append(ctx context.Context, e Entry, seen int64) (bool, error) {
+	if err := e.Validate(); err != nil {
+		return false, err
+	}
+	if _, err := EncodeEvent(e.Event); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false, errClosed
+	}
+	if _, ok := m.runs[e.Run]; !ok {
+		return false, fmt.Errorf("append: %w %q (register it first)", ErrUnknownRun, e.Run)
+	}
+	list := m.entries[e.Run]
+	i, found := slices.BinarySearchFunc(list, e.Round, func(x Entry, r int64) int {
+		switch {
+		case x.Round < r:
+			return -1
+		case x.Round > r:
+			return 1
+		}
+		return 0
+	})
+	if found {
+		if list[i].same(e) {
+			return true, nil
+		}
+		return false, conflictError(list[i], e)
+	}
+	if seen >= 0 && seen != int64(len(list)) {
+		return false, fmt.Errorf("%w (run %q has %d entries, caller has seen %d)", ErrStale, e.Run, len(list), seen)
+	}
+	e.Time = e.Time.Round(0).UTC()
+	m.entries[e.Run] = slices.Insert(list, i, e)
+	return false, nil
+}
+
+// conflictError describes how the stored entry differs from the new one.
+func conflictError(old, e Entry) error {
+	var what string
+	switch {
+	case old.Digest != e.Digest:
+		what = fmt.Sprintf("digest %s, not %s", old.Digest, e.Digest)
+	case old.Reports != e.Reports:
+		what = fmt.Sprintf("%d reports, not %d", old.Reports, e.Reports)
+	default:
+		a, _ := EncodeEvent(old.Event)
+		b, _ := EncodeEvent(e.Event)
+		what = fmt.Sprintf("event %s, not %s", a, b)
+	}
+	return fmt.Errorf("%w: run %q round %d was debited with %s", ErrConflict, e.Run, e.Round, what)
+}
+
+// Entries implements Store.
+func (m *MemoryStore) Entries(ctx context.Context, run string) ([]Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	return slices.Clone(m.entries[run]), nil
+}
+
+// Check implements Store: every entry is valid, in strictly increasing
+// round order, and belongs to a registered run.
+func (m *MemoryStore) Check(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errClosed
+	}
+	for run, list := range m.entries {
+		if _, ok := m.runs[run]; !ok {
+			return fmt.Errorf("%w: entries of unregistered run %q", ErrCorrupt, run)
+		}
+		for i, e := range list {
+			if err := e.Validate(); err != nil {
+				return fmt.Errorf("%w: run %q round %d: %v", ErrCorrupt, run, e.Round, err)
+			}
+			if i > 0 && e.Round <= list[i-1].Round {
+				return fmt.Errorf("%w: run %q: rounds out of order", ErrCorrupt, run)
+			}
+		}
+	}
+	return nil
+}
+
+// Close implements Store.
+func (m *MemoryStore) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	return nil
+}
