@@ -41,9 +41,9 @@ func Mechanisms() []string {
 //
 //	subsampled-shuffle           n, k (1 <= k <= n), eps0 >= 0
 //	shuffle                      n, eps0 >= 0 (k zero or n)
-//	shuffle-gaussian             n, sigma > 0 (k zero or n)
-//	subsampled-shuffle-gaussian  n, k (1 <= k <= n), sigma > 0
-//	checkin-gaussian             n, rate in (0, 1], sigma > 0
+//	shuffle-gaussian             n, sigma >= MinSigma (k zero or n)
+//	subsampled-shuffle-gaussian  n, k (1 <= k <= n), sigma >= MinSigma
+//	checkin-gaussian             n, rate in (0, 1], sigma >= MinSigma
 type Event struct {
 	Mechanism string  `json:"mechanism"`
 	N         int64   `json:"n"`
@@ -59,6 +59,11 @@ type Composed struct {
 	Event Event `json:"event"`
 	Count int64 `json:"count"`
 }
+
+// MinSigma is the smallest noise multiplier Validate accepts: the Gaussian
+// curves divide by sigma^2, which overflows float64 below about 1e-154
+// (and such a sigma spends an epsilon beyond 1e200 per round anyway).
+const MinSigma = 1e-100
 
 // isGaussian reports whether m is one of the shuffle Gaussian mechanisms.
 func isGaussian(m string) bool {
@@ -105,6 +110,9 @@ func (e Event) Validate() error {
 	}
 	if !(e.Sigma > 0) || math.IsInf(e.Sigma, 0) {
 		return fmt.Errorf("--sigma must be positive and finite, got %g", e.Sigma)
+	}
+	if e.Sigma < MinSigma {
+		return fmt.Errorf("--sigma must be >= %g (below, lambda/(2 sigma^2) leaves float64), got %g", MinSigma, e.Sigma)
 	}
 	if e.Eps0 != 0 {
 		return fmt.Errorf("--eps0 is not used by --mechanism %s (Gaussian noise: use --sigma)", m)
