@@ -81,7 +81,7 @@ The defaults are the setting of NeurIPS'21 Fig. 5(a).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dataset, "dataset", "mnist", "dataset: mnist (IDX files in --data-dir), or synthetic (random data of MNIST shape, for throughput measurements)")
-	fl.StringVar(&f.dataDir, "data-dir", "", "directory holding the dataset (for mnist: `shuffledp data fetch mnist --dir DIR`)")
+	fl.StringVar(&f.dataDir, "data-dir", "", "`DIR` holding the dataset (for mnist, fill it with: shuffledp data fetch mnist --dir DIR)")
 	fl.StringVar(&f.model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1), mlp or logreg")
 	fl.IntVar(&f.clients, "clients", 60000, "n: number of clients, each holding one training example (the first n)")
 	fl.IntVar(&f.sample, "sample", 10000, "k: clients sampled without replacement per round")
@@ -367,7 +367,7 @@ func newTrainPlotCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVar(&files, "metrics", nil, "metrics JSONL file written by `shuffledp train --metrics` (repeatable)")
+	cmd.Flags().StringArrayVar(&files, "metrics", nil, "JSONL metrics `FILE` written by shuffledp train --metrics (repeatable)")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "legend label for the corresponding --metrics file (repeatable)")
 	cmd.Flags().StringVar(&out, "out", "", "output image (.png, .svg or .pdf)")
 	cmd.Flags().StringVar(&title, "title", "CLDP-SGD on MNIST: test accuracy vs epsilon", "plot title")
