@@ -120,9 +120,10 @@ func (b *book) curve(ev event.Event) (*memoCurve, error) {
 }
 
 // result composes groups (with delta) and converts to (epsilon, delta)
-// as event.Account does; no rounds cost epsilon 0 (order 0), as `account
+// as event.Account does (with explain, naming the winner and the
+// assumption too); no rounds cost epsilon 0 (order 0), as `account
 // --steps 0` reports.
-func (b *book) result(groups []event.Composed, delta float64) (event.Result, error) {
+func (b *book) result(groups []event.Composed, delta float64, explain bool) (event.Result, error) {
 	curves := make([]accounting.RDP, len(groups))
 	for i, g := range groups {
 		c, err := b.curve(g.Event)
@@ -131,7 +132,7 @@ func (b *book) result(groups []event.Composed, delta float64) (event.Result, err
 		}
 		curves[i] = c
 	}
-	r, err := account(groups, curves, b.info.Bound, delta, b.info.Orders)
+	r, err := account(groups, curves, b.info.Bound, delta, b.info.Orders, explain)
 	if err != nil {
 		return event.Result{}, fmt.Errorf("privacy accounting of run %q: %w", b.info.Run, err)
 	}
@@ -140,7 +141,7 @@ func (b *book) result(groups []event.Composed, delta float64) (event.Result, err
 
 // guarantee is result's (epsilon, delta) statement.
 func (b *book) guarantee(groups []event.Composed, delta float64) (accounting.Guarantee, error) {
-	r, err := b.result(groups, delta)
+	r, err := b.result(groups, delta, false)
 	return r.Guarantee, err
 }
 

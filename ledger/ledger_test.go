@@ -419,7 +419,7 @@ func TestAccountMatchesEvent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := l.book.result(l.Events(), delta)
+			got, err := l.book.result(l.Events(), delta, true)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -44,7 +44,7 @@ type Summary struct {
 
 // summary builds the Summary of b at delta.
 func (b *book) summary(delta float64, withEntries bool) (Summary, error) {
-	r, err := b.result(b.groups, delta)
+	r, err := b.result(b.groups, delta, true)
 	if err != nil {
 		return Summary{}, err
 	}
