@@ -23,9 +23,10 @@ const checkpointVersion = 2
 // checkpointState is everything a resumed run needs to continue bit for bit,
 // by role: the server's (model parameters and steps taken), the shuffler's
 // simulation state (the run's sequential generator, from which client
-// sampling and every round's noise key are drawn, and the last round id),
-// and, until the durable ledger owns the budget, the in-memory ledger
-// (rounds composed). The parameters that must not change across a resume
+// sampling and every round's noise key are drawn, and the last round id).
+// The privacy budget is not here: the ledger (package ledger) owns it, and
+// a checkpoint older than the ledger's last debit never rolls it back. The
+// parameters that must not change across a resume
 // because they determine the privacy accounting or the random stream are
 // checked.
 type checkpointState struct {
@@ -46,7 +47,6 @@ type checkpointState struct {
 
 	Server   serverState
 	Shuffler shufflerState
-	Ledger   ledgerState
 
 	// Version 1 fields (read only).
 	Round        int
@@ -69,11 +69,6 @@ type shufflerState struct {
 	LastRound int64  // last round id assigned
 }
 
-// ledgerState is the in-memory ledger's count of composed rounds.
-type ledgerState struct {
-	Rounds int
-}
-
 // WriteCheckpoint writes the trainer's state to w: the magic line, a gob
 // encoding of the state, and its SHA-256.
 func (t *Trainer) WriteCheckpoint(w io.Writer) error {
@@ -93,7 +88,6 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 		Project: t.cfg.ProjectRadius, Crypto: t.cfg.CryptoNoise,
 		Server:   serverState{Steps: t.server.Steps(), Params: t.model.Params()},
 		Shuffler: shufflerState{RNG: rng, LastRound: last},
-		Ledger:   ledgerState{Rounds: t.ledger.Rounds()},
 	}
 	var body bytes.Buffer
 	if err := gob.NewEncoder(&body).Encode(&st); err != nil {
@@ -160,7 +154,6 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 	case 1: // the single-struct trainer: round ids were 1..rounds
 		st.Server = serverState{Steps: int64(st.Round), Params: st.Params}
 		st.Shuffler = shufflerState{RNG: st.RNG, LastRound: int64(st.LedgerRounds)}
-		st.Ledger = ledgerState{Rounds: st.LedgerRounds}
 	case checkpointVersion:
 	default:
 		return fmt.Errorf("resume: checkpoint version %d, this build reads 1 and %d", st.Version, checkpointVersion)
@@ -194,11 +187,8 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 		return mismatch("crypto-noise", st.Crypto, c.CryptoNoise)
 	case len(st.Server.Params) != t.model.NumParams():
 		return fmt.Errorf("resume: checkpoint holds %d parameters, model has %d", len(st.Server.Params), t.model.NumParams())
-	case st.Server.Steps < 0 || int64(st.Ledger.Rounds) < st.Server.Steps || st.Shuffler.LastRound < 0:
-		return fmt.Errorf("resume: inconsistent checkpoint (steps %d, ledger rounds %d, last round %d)", st.Server.Steps, st.Ledger.Rounds, st.Shuffler.LastRound)
-	}
-	if err := t.ledger.reset(st.Ledger.Rounds); err != nil {
-		return fmt.Errorf("resume: %w", err)
+	case st.Server.Steps < 0 || st.Shuffler.LastRound < 0:
+		return fmt.Errorf("resume: inconsistent checkpoint (steps %d, last round %d)", st.Server.Steps, st.Shuffler.LastRound)
 	}
 	if err := t.sim.master.UnmarshalBinary(st.Shuffler.RNG); err != nil {
 		return fmt.Errorf("resume: generator state: %w", err)
@@ -206,7 +196,6 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 	if err := t.server.Restore(st.Server.Steps, st.Server.Params); err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
-	t.budget.last, t.budget.digest = st.Shuffler.LastRound, [32]byte{}
 	if err := t.newShuffler(st.Shuffler.LastRound); err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 // directly, independently of the ledger.
 func directEpsilon(t *testing.T, n, k int, eps0 float64, rounds int, delta float64) float64 {
 	t.Helper()
-	curve, err := subsampledShuffleCurve(n, k, eps0)
+	curve, err := accounting.Best(int64(n), int64(k), eps0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,21 +120,20 @@ func TestTargetEpsilonStopsBeforeExceeding(t *testing.T) {
 	}
 }
 
-// TestNonPrivateLedger: randomizer none composes nothing and reports no
-// epsilon.
+// TestNonPrivateLedger: randomizer none has no ledger and its records
+// no epsilon.
 func TestNonPrivateLedger(t *testing.T) {
-	l, err := NewLedger(cfgValidated(t, baseConfig(t)))
+	cfg := baseConfig(t)
+	tr, err := New(cfg, newLogReg(t, 10, 4), blobs(cfg.Clients, 10, 4, 1, 1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.ComposeRound(); err != nil {
+	var last Record
+	if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r Record) error { last = r; return nil }}); err != nil {
 		t.Fatal(err)
 	}
-	if l.Private() || l.Rounds() != 1 || l.CheckNext(1) != nil {
-		t.Fatalf("non-private ledger: private %v rounds %d", l.Private(), l.Rounds())
-	}
-	if _, err := l.Epsilon(); err == nil {
-		t.Fatal("Epsilon of a non-private ledger did not fail")
+	if tr.Ledger() != nil || last.Epsilon != nil || last.Round == 0 {
+		t.Fatalf("non-private run: ledger %v, last record round %d epsilon %v", tr.Ledger(), last.Round, last.Epsilon)
 	}
 }
 

@@ -28,6 +28,10 @@ type Record struct {
 	// OrderAtGridEdge warns that the best order was at the edge of the
 	// accountant's order grid (a wider grid might give a smaller epsilon).
 	OrderAtGridEdge bool `json:"rdp_order_at_grid_edge,omitempty"`
+	// LedgerRounds is the number of rounds the privacy ledger has debited
+	// for the run, which Epsilon accounts for: at least Round, more if
+	// rounds were released and then lost to a crash before a checkpoint.
+	LedgerRounds int64 `json:"ledger_rounds,omitempty"`
 	// Bound names the RDP bound composed every round.
 	Bound string `json:"bound,omitempty"`
 	// BoundWinner names the component of the best bound that attains it
@@ -122,14 +126,17 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 		if trainTime > 0 {
 			rec.ClientUpdatesPerSec = float64(t.updates-updatesAtEval) / trainTime.Seconds()
 		}
-		if t.ledger.Private() {
+		if t.ledger != nil {
 			g, err := t.ledger.Epsilon()
 			if err != nil {
 				return err
 			}
 			rec.Epsilon, rec.RDPOrder = &g.Epsilon, finiteOrNil(g.Order) // no order before round 1
-			rec.OrderAtGridEdge, rec.Bound = g.AtGridEdge, t.ledger.Bound()
-			rec.BoundWinner = t.ledger.Winner(g.Order)
+			rec.OrderAtGridEdge, rec.Bound = g.AtGridEdge, t.best.Name()
+			if g.Order > 1 {
+				_, rec.BoundWinner, _ = t.best.RDPWinner(g.Order)
+			}
+			rec.LedgerRounds = t.ledger.Rounds()
 		}
 		lossSum, lossRounds, trainTime, updatesAtEval = 0, 0, 0, t.updates
 		evaluated = true

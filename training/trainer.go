@@ -33,8 +33,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/client"
 	"github.com/shuffledp/shuffledp/data"
+	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/protocol"
 	"github.com/shuffledp/shuffledp/randomizer"
@@ -63,9 +66,9 @@ type Trainer struct {
 	server *server.Server
 	shuf   *shuffler.Service // nil for the non-private baseline
 	sim    *simRandomness
-	ledger *Ledger
-	budget *ledgerBudget
-	extra  shuffler.Budget // WithBudget's, or nil
+	ledger *ledger.Ledger        // the privacy ledger; nil for the non-private baseline
+	best   *accounting.BestCurve // the per-round curve, for naming the winning bound
+	extra  shuffler.Budget       // WithBudget's, or nil
 	sealer protocol.Sealer
 
 	workers []*clientWorker
@@ -110,12 +113,22 @@ type Option func(*options)
 
 type options struct {
 	budget   shuffler.Budget
+	ledger   *ledger.Ledger
 	receipts server.ReceiptLog
 }
 
-// WithBudget makes the shuffler debit b before releasing each batch (the
-// durable ledger in place of the in-memory one). The trainer's Ledger then
-// only mirrors the rounds b accepted, for the metrics; b alone refuses.
+// WithLedger makes l the run's privacy ledger: the shuffler debits every
+// round's event to it before it releases the batch, a round it refuses
+// (the target reached) is discarded, and the metrics report its epsilon.
+// l's run id must be cfg.RunID. Without it, New opens a ledger over a
+// ledger.MemoryStore: the budget is then enforced within this process but
+// not durable (a throwaway simulation; `train --state` passes a SQLite
+// one).
+func WithLedger(l *ledger.Ledger) Option { return func(o *options) { o.ledger = l } }
+
+// WithBudget makes the shuffler debit b as well, before the ledger (a hook
+// for tests and for budgets kept elsewhere); an error from b discards the
+// round before the ledger sees it.
 func WithBudget(b shuffler.Budget) Option { return func(o *options) { o.budget = b } }
 
 // WithReceipts makes the server record every batch it receives in l.
@@ -176,10 +189,18 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 		t.run.ReportBytes = r.ReportSize() + t.sealer.Overhead()
 	}
 	var err error
-	if t.ledger, err = NewLedger(cfg); err != nil {
-		return nil, err
+	if cfg.Randomizer != RandomizerNone {
+		if t.ledger = o.ledger; t.ledger == nil {
+			if t.ledger, err = OpenMemoryLedger(cfg, t.run.Run); err != nil {
+				return nil, err
+			}
+		} else if t.ledger.Run() != t.run.Run {
+			return nil, fmt.Errorf("ledger of run %q given to run %q", t.ledger.Run(), t.run.Run)
+		}
+		if t.best, err = accounting.Best(int64(cfg.Clients), int64(cfg.Sample), cfg.Eps0); err != nil {
+			return nil, fmt.Errorf("privacy accounting: %w", err)
+		}
 	}
-	t.budget = &ledgerBudget{l: t.ledger, k: cfg.Sample, target: cfg.TargetEpsilon, mirror: o.budget != nil}
 	if t.sim, err = newSimRandomness(cfg); err != nil {
 		return nil, err
 	}
@@ -226,9 +247,13 @@ func (t *Trainer) newShuffler(lastRound int64) error {
 	if t.cfg.Randomizer == RandomizerNone {
 		return nil
 	}
-	var budget shuffler.Budget = t.budget
+	var budget shuffler.Budget = &shuffler.LedgerBudget{
+		Ledger: t.ledger,
+		Event:  func(reports int) event.Event { return t.cfg.roundEvent(reports) },
+		Replay: !t.cfg.CryptoNoise,
+	}
 	if t.extra != nil {
-		budget = chainBudget{t.extra, t.budget}
+		budget = chainBudget{t.extra, budget}
 	}
 	var err error
 	t.shuf, err = shuffler.NewService(shuffler.ServiceConfig{Run: t.run, Budget: budget, Randomness: t.sim, LastRound: lastRound})
@@ -247,8 +272,8 @@ func (t *Trainer) Model() model.Model { return t.model }
 // Round returns the number of rounds completed (the server's model steps).
 func (t *Trainer) Round() int { return int(t.server.Steps()) }
 
-// Ledger returns the privacy ledger.
-func (t *Trainer) Ledger() *Ledger { return t.ledger }
+// Ledger returns the privacy ledger (nil for the non-private baseline).
+func (t *Trainer) Ledger() *ledger.Ledger { return t.ledger }
 
 // shardRange returns the slots [lo, hi) of shard s out of nShards over k
 // sampled clients.
@@ -369,9 +394,6 @@ func (t *Trainer) denseRound() (server.Step, float64, error) {
 		for i, v := range sh {
 			t.sum[i] += v
 		}
-	}
-	if err := t.ledger.ComposeRound(); err != nil { // counts rounds; no epsilon
-		return server.Step{}, 0, err
 	}
 	st, err := t.server.ApplySum(t.sum, k)
 	return st, loss, err
