@@ -5,6 +5,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/approxdp"
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // Approximate-DP baselines for `shuffledp account` (package approxdp):
@@ -22,6 +23,14 @@ const (
 	boundFMT20Analytic = "fmt20-analytic"
 	boundFMT20Numeric  = "fmt20-numeric"
 )
+
+// baselineMechanisms lists the mechanisms each baseline applies to (for the
+// --bound names that account lists).
+var baselineMechanisms = map[string][]string{
+	boundFMT20KOV15:    {event.Shuffle, event.SubsampledShuffle},
+	boundFMT20Analytic: {event.Shuffle},
+	boundFMT20Numeric:  {event.Shuffle},
+}
 
 func init() {
 	accountExtraBounds[boundFMT20KOV15] = accountFMT20KOV15

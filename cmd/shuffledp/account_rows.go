@@ -32,15 +32,16 @@ func isLDPMechanism(name string) bool {
 }
 
 // accountBoundNames lists every --bound value for the event's mechanism:
-// its RDP bounds, the approximate-DP baselines for the LDP mechanisms, and
-// "all".
+// its RDP bounds, the approximate-DP baselines that apply to it, and "all".
 func accountBoundNames(e event.Event) []string {
 	var names []string
 	for _, b := range e.Bounds() {
 		names = append(names, b.Name)
 	}
-	if isLDPMechanism(e.Mechanism) {
-		names = append(names, sortedKeys(accountExtraBounds)...)
+	for _, b := range sortedKeys(accountExtraBounds) {
+		if slices.Contains(baselineMechanisms[b], e.Mechanism) {
+			names = append(names, b)
+		}
 	}
 	return append(names, "all")
 }

@@ -223,3 +223,32 @@ func BenchmarkCalibrateKSubsampledShuffle(b *testing.B) {
 	benchmarkCalibrate(b, "--mechanism", "subsampled-shuffle", "--n", "1e6", "--eps0", "2",
 		"--steps", "100000", "--delta", "1e-8", "--epsilon", "1", "--solve", "k")
 }
+
+// TestCalibrateNoteComplete (issue 10): at the end of the search range
+// the note is a whole sentence (it used to end in a dangling "; " cut from
+// an empty second part), and with a second part both are kept.
+func TestCalibrateNoteComplete(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--epsilon", "1e300", "--solve", "steps"},
+			"note: search ceiling steps = 1099511627776 reached: more steps may meet the target too\n"},
+		{[]string{"--epsilon", "1e300", "--solve", "eps0", "--steps", "10"},
+			"note: search ceiling eps0 = 64 reached: a larger eps0 may meet the target too\n"},
+		{[]string{"--mechanism", "checkin-gaussian", "--bound", "iclr23-eq11", "--n", "100", "--sigma", "50", "--steps", "1",
+			"--delta", "1e-5", "--orders", "2:32", "--epsilon", "100", "--solve", "rate"},
+			"note: rate = 1 (every client checks in) meets the target; (assumes Thm 1's worst-case pair)\n"},
+	} {
+		out, err := runCalibrate(t, c.args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", c.args, err, out)
+		}
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%v: want %q in\n%s", c.args, c.want, out)
+		}
+		if strings.Contains(out, ";\n") {
+			t.Errorf("%v: a line ends in ';'\n%s", c.args, out)
+		}
+	}
+}
