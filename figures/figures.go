@@ -102,11 +102,20 @@ func Lookup(name string) (Figure, error) {
 	return Figure{}, fmt.Errorf("figure must be one of %v, got %q", names, name)
 }
 
+// MaxPoints is the largest number of x values XValues gives. Every point
+// costs one accountant evaluation per bound; at 100 points the slowest
+// figure (neurips21-fig4c, eps vs n up to 1e7 clients) took about 16 s of
+// CPU and 90 MB (200 points: 32 s, 170 MB; 100,000 points ran past a
+// minute and 2.3 GB before it was stopped), and 100 log-spaced points
+// already draw smooth curves.
+const MaxPoints = 100
+
 // XValues returns `points` log-spaced integer x values spanning the figure's
-// axis (fewer if rounding makes some coincide). points must be >= 2.
+// axis (fewer if rounding makes some coincide). points must be in
+// [2, MaxPoints].
 func (f Figure) XValues(points int) ([]int64, error) {
-	if points < 2 {
-		return nil, fmt.Errorf("points must be >= 2, got %d", points)
+	if points < 2 || points > MaxPoints {
+		return nil, fmt.Errorf("points must be between 2 and %d, got %d", MaxPoints, points)
 	}
 	lo, hi := f.TMin, f.TMax
 	if f.Axis == AxisClients {

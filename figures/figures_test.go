@@ -56,8 +56,13 @@ func TestListAndLookup(t *testing.T) {
 	if _, err := Lookup("fig9z"); err == nil || !strings.Contains(err.Error(), "figure") {
 		t.Errorf("unknown figure: %v", err)
 	}
-	if _, err := figs[0].XValues(1); err == nil || !strings.Contains(err.Error(), "points") {
-		t.Errorf("points=1: %v", err)
+	for _, p := range []int{1, MaxPoints + 1, 100000} {
+		if _, err := figs[0].XValues(p); err == nil || !strings.Contains(err.Error(), "points") {
+			t.Errorf("points=%d: %v", p, err)
+		}
+	}
+	if xs, err := figs[0].XValues(MaxPoints); err != nil || len(xs) < 2 || len(xs) > MaxPoints {
+		t.Errorf("points=MaxPoints: %d values, %v", len(xs), err)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -159,5 +160,26 @@ func TestFigureBadOutputPathWritesNothing(t *testing.T) {
 		for _, e := range ents {
 			t.Errorf("%v: left %s behind", args, e.Name())
 		}
+	}
+}
+
+// TestFigurePointsLimit checks the documented upper limit on --points.
+func TestFigurePointsLimit(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "f.png")
+	for _, p := range []string{"100000", fmt.Sprint(figures.MaxPoints + 1)} {
+		_, err := runFigure(t, "fig2a", "--out", img, "--points", p)
+		if err == nil || !strings.Contains(err.Error(), "--points") || !strings.Contains(err.Error(), fmt.Sprint(figures.MaxPoints)) {
+			t.Errorf("--points %s: error %v, want one naming --points and its limit %d", p, err, figures.MaxPoints)
+		}
+	}
+	if _, err := os.Stat(img); !os.IsNotExist(err) {
+		t.Errorf("%s written despite the bad --points", img)
+	}
+	help, err := runFigure(t, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(help, fmt.Sprintf("<= %d", figures.MaxPoints)) {
+		t.Errorf("--help does not state the --points limit %d:\n%s", figures.MaxPoints, help)
 	}
 }
