@@ -1,28 +1,41 @@
 #!/usr/bin/python3
-"""PyTorch CPU per-example gradients of the NeurIPS'21 Table 1 CNN (comparison
-for the Go implementation in model/; see BENCHMARKS.md, "Per-example gradients").
+"""Per-example gradients/s: PyTorch CPU against the Go implementation in model/,
+side by side in one run (see BENCHMARKS.md, "Per-example gradients: cnn-tanh").
 
-Architecture (Girgis et al., "Renyi Differential Privacy of the Subsampled
-Shuffle Model in Distributed Learning", NeurIPS 2021, Table 1; the TF Privacy
-MNIST tutorial model), 26,010 parameters:
-  conv 16 8x8 stride 2, TF 'same' padding (= 3 zeros on each side for 28x28)
-  ReLU, max-pool 2x2 stride 1, conv 32 4x4 stride 2 'valid', ReLU,
-  max-pool 2x2 stride 1, dense 32 ReLU, dense 10, softmax cross-entropy.
+Networks (--model):
+  cnn-tanh  the authors' released NeurIPS'21 code (MNIST_dpsgd_norm_infinity.py,
+            MNIST_dpsgd_norm_2.py), 13,706 parameters: conv 16 8x8 stride 2,
+            TF 'same' padding, tanh, max-pool 2x2 stride 1, conv 16 4x4 stride 2
+            'valid', tanh, max-pool 2x2 stride 1, dense 32 tanh, dense 10.
+  cnn       NeurIPS'21 Table 1 (the TF Privacy tutorial model), 26,010
+            parameters: the same with ReLU and 32 filters in conv2.
+Softmax cross-entropy; Keras defaults (Glorot-uniform kernels, zero biases).
+TF 'same' padding pads max((out-1)*s + k - n, 0) in total, the smaller half
+before (3 and 3 for 28x28 with k = 8, s = 2); applied with F.pad.
 
-Two methods, both computing the gradient of every example separately:
+PyTorch methods, both computing the gradient of every example separately:
   vmap  functorch.vmap(functorch.grad(loss)) over a batch (the fast path)
   loop  one forward/backward per example (batch of 1)
-Each is run with torch.set_num_threads(T) for the thread counts given.
-Reports examples/s (wall) and examples per CPU-second (process time).
+each with torch.set_num_threads(T) for the thread counts given. Go: the
+benchmark BenchmarkPerExampleGradient/<model> of package model (`go test`),
+with 1 and 2 workers (goroutines with their own Worker). Rounds interleave Go
+and PyTorch (the machine is shared); medians over rounds are printed, with
+the range. Figures: examples/s (wall) and examples per CPU-second of the
+process (getrusage / time.process_time; insensitive to other jobs).
 
-Usage: /usr/bin/python3 scripts/bench_torch_per_example.py [--mnist DIR]
-       [--threads 1,2] [--batch 256] [--seconds 5]
-Needs Debian's python3-torch (1.13, with functorch); use /usr/bin/python3.
+Usage: /usr/bin/python3 scripts/bench_torch_per_example.py [--model cnn-tanh]
+       [--mnist DIR] [--threads 1,2] [--batch 256] [--seconds 3] [--rounds 3]
+       [--no-go] [--no-loop]
+Run from the repository root (Go is run there). Needs Debian's python3-torch
+(1.13, with functorch; `apt-get install python3-torch`); use /usr/bin/python3.
 Without --mnist, synthetic images with MNIST's density (19% non-zero) are
-used; with it, the first images of train-images-idx3-ubyte.
+used on both sides; with it, the first images of train-images-idx3-ubyte.
 """
 import argparse
 import os
+import re
+import statistics
+import subprocess
 import time
 
 import numpy as np
@@ -32,19 +45,39 @@ import torch.nn.functional as F
 from functorch import grad, make_functional, vmap
 
 
-class Table1CNN(nn.Module):
-    def __init__(self):
+def tf_same_padding(n, k, s):
+    out = (n + s - 1) // s
+    total = max((out - 1) * s + k - n, 0)
+    return total // 2, total - total // 2
+
+
+class CNN(nn.Module):
+    def __init__(self, filters2, act, side=28):
         super().__init__()
-        self.conv1 = nn.Conv2d(1, 16, 8, stride=2, padding=3)
-        self.conv2 = nn.Conv2d(16, 32, 4, stride=2)
-        self.fc1 = nn.Linear(512, 32)
+        self.act = act
+        self.pad = tf_same_padding(side, 8, 2)
+        self.conv1 = nn.Conv2d(1, 16, 8, stride=2)
+        self.conv2 = nn.Conv2d(16, filters2, 4, stride=2)
+        self.fc1 = nn.Linear(4 * 4 * filters2, 32)
         self.fc2 = nn.Linear(32, 10)
+        for m in (self.conv1, self.conv2, self.fc1, self.fc2):
+            nn.init.xavier_uniform_(m.weight)  # Glorot uniform, as Keras
+            nn.init.zeros_(m.bias)
 
     def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2, 1)  # 14x14 -> 13x13
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2, 1)  # 5x5 -> 4x4
-        x = x.flatten(1)
-        return self.fc2(F.relu(self.fc1(x)))
+        before, after = self.pad
+        x = F.pad(x, (before, after, before, after))
+        x = F.max_pool2d(self.act(self.conv1(x)), 2, 1)  # 14x14 -> 13x13
+        x = F.max_pool2d(self.act(self.conv2(x)), 2, 1)  # 5x5 -> 4x4
+        # Keras flattens NHWC; the order does not change the cost.
+        x = x.permute(0, 2, 3, 1).flatten(1)
+        return self.fc2(self.act(self.fc1(x)))
+
+
+NETWORKS = {
+    "cnn-tanh": (lambda: CNN(16, torch.tanh), 13706),
+    "cnn": (lambda: CNN(32, F.relu), 26010),
+}
 
 
 def images(n, mnist_dir):
@@ -69,18 +102,43 @@ def measure(fn, n_per_call, seconds):
     return calls * n_per_call / wall, calls * n_per_call / cpu
 
 
+GO_LINE = re.compile(r"^BenchmarkPerExampleGradient/(\S+?)/workers=(\d+)\S*\s+\d+\s+\S+ ns/op\s+(\S+) examples/cpu-s\s+(\S+) examples/s")
+
+
+def go_bench(model, seconds, mnist):
+    env = dict(os.environ)
+    if mnist:
+        env["SHUFFLEDP_MNIST_DIR"] = mnist
+    cmd = ["go", "test", "./model", "-run", "^$", "-bench", f"PerExampleGradient/^{model}$/",
+           "-benchtime", f"{seconds}s", "-count", "1"]
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    res = {}
+    for line in out.splitlines():
+        m = GO_LINE.match(line)
+        if m and m.group(1) == model:
+            res[int(m.group(2))] = (float(m.group(4)), float(m.group(3)))
+    if not res:
+        raise SystemExit("no Go benchmark lines parsed from:\n" + out)
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="cnn-tanh", choices=sorted(NETWORKS))
     ap.add_argument("--mnist", default="")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--seconds", type=float, default=3)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-go", action="store_true")
+    ap.add_argument("--no-loop", action="store_true")
     a = ap.parse_args()
 
     torch.manual_seed(0)
-    model = Table1CNN()
+    build, want = NETWORKS[a.model]
+    model = build()
     nparams = sum(p.numel() for p in model.parameters())
-    assert nparams == 26010, nparams
+    assert nparams == want, nparams
     fmodel, params = make_functional(model)
     x = images(a.batch, a.mnist)
     y = torch.arange(a.batch) % 10
@@ -99,14 +157,28 @@ def main():
             model.zero_grad(set_to_none=True)
             F.cross_entropy(model(x[i:i + 1]), y[i:i + 1]).backward()
 
-    print(f"torch {torch.__version__}, params {nparams}, batch {a.batch}, "
-          f"input {'MNIST' if a.mnist else 'synthetic'}")
-    for t in [int(s) for s in a.threads.split(",")]:
-        torch.set_num_threads(t)
-        w, c = measure(vmap_step, a.batch, a.seconds)
-        print(f"vmap(grad) threads={t}: {w:8.0f} examples/s  {c:8.0f} examples/cpu-s")
-        w, c = measure(loop_step, 32, a.seconds)
-        print(f"loop batch-1 threads={t}: {w:8.0f} examples/s  {c:8.0f} examples/cpu-s")
+    threads = [int(s) for s in a.threads.split(",")]
+    rows = {}  # label -> list of (wall, cpu)
+    for r in range(a.rounds):
+        if not a.no_go:
+            for workers, v in sorted(go_bench(a.model, a.seconds, a.mnist).items()):
+                rows.setdefault(f"Go model.CNN ({a.model}), workers={workers}", []).append(v)
+        for t in threads:
+            torch.set_num_threads(t)
+            rows.setdefault(f"PyTorch vmap(grad), threads={t}", []).append(measure(vmap_step, a.batch, a.seconds))
+            if not a.no_loop:
+                rows.setdefault(f"PyTorch loop batch-1, threads={t}", []).append(measure(loop_step, 32, a.seconds))
+        print(f"round {r + 1}/{a.rounds} done", flush=True)
+
+    print(f"\nmodel {a.model} ({nparams} params), torch {torch.__version__}, batch {a.batch}, "
+          f"input {'MNIST' if a.mnist else 'synthetic'}, {a.rounds} interleaved rounds of {a.seconds:g} s, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{'implementation':48s} {'examples/s (median, range)':>32s} {'examples/cpu-s (median, range)':>34s}")
+    for label, vs in rows.items():
+        w = [v[0] for v in vs]
+        c = [v[1] for v in vs]
+        print(f"{label:48s} {statistics.median(w):9.0f} ({min(w):6.0f}-{max(w):6.0f})      "
+              f"{statistics.median(c):9.0f} ({min(c):6.0f}-{max(c):6.0f})")
 
 
 if __name__ == "__main__":
