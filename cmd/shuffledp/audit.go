@@ -44,6 +44,9 @@ pure LDP and is refused.`,
 			var res randomizer.AuditResult
 			switch rr := r.(type) {
 			case randomizer.Discrete:
+				if dim > randomizer.MaxAuditDim {
+					return fmt.Errorf("--dim must be <= %d for the exact audit of --randomizer %s, got %d", randomizer.MaxAuditDim, name, dim)
+				}
 				if res, err = randomizer.Audit(rr); err != nil {
 					return err
 				}
@@ -87,7 +90,7 @@ pure LDP and is refused.`,
 	f.StringVar(&name, "randomizer", "", "randomizer to audit: "+strings.Join(randomizer.Names, "|"))
 	f.Float64Var(&eps0, "eps0", 0, "local DP parameter eps0 > 0")
 	f.Float64Var(&clip, "clip", 1, "radius of the input ball")
-	f.IntVar(&dim, "dim", 0, "input dimension D")
+	f.IntVar(&dim, "dim", 0, fmt.Sprintf("input dimension D; <= %d for the exact audits (krr, rinf, r1: at the limit krr takes about 3 s of CPU and 650 MB)", randomizer.MaxAuditDim))
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
