@@ -8,6 +8,10 @@ import (
 	"github.com/shuffledp/shuffledp/ledger"
 )
 
+// PointDebitedNotForwarded is the crash-test point (internal/faultpoint)
+// between a round's debit and the forwarding of its batch.
+const PointDebitedNotForwarded = "shuffler.debited-not-forwarded"
+
 // LedgerBudget is the Budget of a run whose privacy ledger is a
 // ledger.Ledger (durable with a SQLite or PostgreSQL store, or in memory
 // for a throwaway simulation): Debit commits the round's event to the

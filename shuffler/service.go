@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/shuffledp/shuffledp/internal/faultpoint"
 	"github.com/shuffledp/shuffledp/protocol"
 	"github.com/shuffledp/shuffledp/randomizer"
 )
@@ -256,6 +257,7 @@ func (s *Service) Release(ctx context.Context, forward func(context.Context, pro
 	if err := s.cfg.Budget.Debit(ctx, rel); err != nil {
 		return Release{}, fmt.Errorf("shuffler: round %d: %w: %w", id, ErrNotDebited, err)
 	}
+	faultpoint.Hit(PointDebitedNotForwarded)
 	if err := forward(ctx, b); err != nil {
 		return rel, fmt.Errorf("shuffler: round %d debited, forwarding failed: %w", id, err)
 	}

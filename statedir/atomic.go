@@ -5,7 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/shuffledp/shuffledp/internal/faultpoint"
 )
+
+// PointBeforeRename is the crash-test point (internal/faultpoint) inside
+// WriteFileAtomic, after the temporary file is durable and before it
+// replaces the target.
+const PointBeforeRename = "statedir.before-rename"
 
 // tempMarker is part of every temporary file name WriteFileAtomic uses, so
 // that Open can recognise and remove the leftovers of an interrupted write.
@@ -41,6 +48,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	faultpoint.Hit(PointBeforeRename)
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}

@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+
+	"github.com/shuffledp/shuffledp/statedir"
 )
 
 // checkpointMagic starts every checkpoint file.
@@ -101,27 +102,19 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 	return bw.Flush()
 }
 
-// SaveCheckpoint writes the checkpoint to path atomically (a temporary
-// file in the same directory, then rename), so an interrupted write never
-// leaves a truncated checkpoint.
+// SaveCheckpoint writes the checkpoint to path atomically
+// (statedir.WriteFileAtomic: a temporary file in the same directory,
+// fsynced, renamed over path, the directory fsynced), so an interrupted
+// write never leaves a truncated checkpoint.
 func (t *Trainer) SaveCheckpoint(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := t.WriteCheckpoint(tmp); err != nil {
-		tmp.Close()
+	var buf bytes.Buffer
+	if err := t.WriteCheckpoint(&buf); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
+	if err := statedir.WriteFileAtomic(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // ReadCheckpoint restores the trainer's state from r. The trainer must have

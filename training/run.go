@@ -159,7 +159,10 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			}
 			return StopCancelled, nil
 		}
-		st, err := t.StepContext(ctx)
+		// A round once started is finished (a cancelled context would
+		// discard it half-way, after the clients worked); cancellation is
+		// checked between rounds.
+		st, err := t.StepContext(context.WithoutCancel(ctx))
 		if errors.Is(err, ErrBudgetExhausted) {
 			if !evaluated {
 				if err := eval(); err != nil {
@@ -185,6 +188,11 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			if err := eval(); err != nil {
 				return "", err
 			}
+		}
+	}
+	if !evaluated { // nothing left to run (a finished run resumed): report where it stands
+		if err := eval(); err != nil {
+			return "", err
 		}
 	}
 	return StopEpochs, nil

@@ -8,6 +8,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -24,9 +25,27 @@ reports, and the accountant bounds the (epsilon, delta) spent over rounds.`,
 	SilenceErrors: true,
 }
 
+// exitError is an error that asks for a particular exit status.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// errInterrupted is returned by commands stopped by SIGINT/SIGTERM after
+// they saved their state; the process exits 130 (128 + SIGINT), as shells
+// report an interrupted command.
+var errInterrupted = &exitError{code: 130, err: errors.New("interrupted; state saved")}
+
 func main() {
 	if err := rootCmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "shuffledp:", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
 		os.Exit(1)
 	}
 }

@@ -6,16 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/model"
+	"github.com/shuffledp/shuffledp/statedir"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -40,7 +42,8 @@ type trainFlags struct {
 	metrics                 string
 	targetEps               float64
 	evalEvery               int
-	checkpoint, resume      string
+	state                   string
+	checkpoint, resume      string // removed flags, kept to explain their replacement
 	project                 float64
 	workers                 int
 	cryptoNoise, noProgress bool
@@ -75,7 +78,9 @@ The defaults are the setting of NeurIPS'21 Fig. 5(a).`,
 		Example: `  shuffledp data fetch mnist --dir data/mnist
   shuffledp train --dataset mnist --data-dir data/mnist --model cnn --clients 60000 \
     --sample 10000 --randomizer rinf --clip 0.01 --eps0 1.5 --delta 1e-5 --epochs 200 \
-    --lr 0.3,70:0.18 --seed 1 --metrics out/fig5a.jsonl --checkpoint out/fig5a.ckpt`,
+    --lr 0.3,70:0.18 --seed 1 --state runs/fig3
+  # Ctrl-C (exit 130) or a crash, then the same command again: it resumes
+  shuffledp ledger show --state runs/fig3 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTrain(cmd, &f) },
 	}
@@ -94,11 +99,14 @@ The defaults are the setting of NeurIPS'21 Fig. 5(a).`,
 	fl.Float64Var(&f.epochs, "epochs", 200, "epochs to train (an epoch is clients/sample rounds; fractions allowed)")
 	fl.StringVar(&f.lr, "lr", "0.3,70:0.18", "learning-rate schedule: RATE[,EPOCH:RATE...], e.g. 0.3,70:0.18")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of every random choice (simulation only)")
-	fl.StringVar(&f.metrics, "metrics", "", "write one JSON object per evaluation to this JSONL file (appended to on --resume)")
+	fl.StringVar(&f.state, "state", "", "state directory of the run (`DIR`; its parent must exist): durable privacy ledger, checkpoint, metrics, lock. A rerun with the same flags resumes; different flags are refused")
+	fl.StringVar(&f.metrics, "metrics", "", "write one JSON object per evaluation to this JSONL `FILE` (default with --state: DIR/metrics.jsonl)")
 	fl.Float64Var(&f.targetEps, "target-epsilon", 0, "stop before the round that would make epsilon exceed this (0 = no target)")
 	fl.IntVar(&f.evalEvery, "eval-every", 0, "evaluate every this many rounds (0 = once per epoch)")
-	fl.StringVar(&f.checkpoint, "checkpoint", "", "save a checkpoint (model, generator state, privacy ledger) here at every evaluation and at the end")
-	fl.StringVar(&f.resume, "resume", "", "resume from this checkpoint (same clients, sample, randomizer, clip, eps0, seed)")
+	fl.StringVar(&f.checkpoint, "checkpoint", "", "removed: use --state")
+	fl.StringVar(&f.resume, "resume", "", "removed: use --state")
+	fl.MarkHidden("checkpoint")
+	fl.MarkHidden("resume")
 	fl.Float64Var(&f.project, "project-radius", 0, "project the parameters onto the l2 ball of this radius after every step (0 = no projection)")
 	fl.IntVar(&f.workers, "workers", 0, "goroutines computing client gradients (0 = GOMAXPROCS; results do not depend on it)")
 	fl.BoolVar(&f.cryptoNoise, "crypto-noise", false, "draw client randomizer noise from crypto/rand (not reproducible)")
@@ -123,9 +131,6 @@ func loadTrainData(f *trainFlags) (train, test *data.Dataset, err error) {
 	}
 	if err != nil {
 		return nil, nil, err
-	}
-	if f.testSize < 0 {
-		return nil, nil, fmt.Errorf("test-size must be >= 0, got %d", f.testSize)
 	}
 	if f.testSize > 0 && f.testSize < test.N {
 		t := *test
@@ -152,7 +157,28 @@ func syntheticMNIST(n int, seed uint64) *data.Dataset {
 	return ds
 }
 
+// trainMayDiffer are the flags that may change when a run resumes: they
+// affect neither the privacy accounting nor the random stream.
+var trainMayDiffer = []string{"workers", "no-progress", "eval-every", "epochs", "target-epsilon", "test-size"}
+
+// trainRunFlags returns every flag of the train command (set or default)
+// as name → value, the run's identity in its state directory.
+func trainRunFlags(cmd *cobra.Command) map[string]string {
+	m := map[string]string{}
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		switch fl.Name {
+		case "state", "checkpoint", "resume", "help":
+			return
+		}
+		m[fl.Name] = fl.Value.String()
+	})
+	return m
+}
+
 func runTrain(cmd *cobra.Command, f *trainFlags) error {
+	if f.checkpoint != "" || f.resume != "" {
+		return errors.New("--checkpoint and --resume were replaced by --state DIR (a directory holding the run's durable privacy ledger, checkpoint, metrics and lock; rerunning the same command resumes)")
+	}
 	sched, err := training.ParseLRSchedule(f.lr)
 	if err != nil {
 		return err
@@ -170,6 +196,40 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	if err := cfg.Validate(); err != nil { // before loading 400 MB of data
 		return err
 	}
+	if f.testSize < 0 {
+		return fmt.Errorf("test-size must be >= 0, got %d", f.testSize)
+	}
+	stderr := cmd.ErrOrStderr()
+	parent := cmd.Context()
+	if parent == nil {
+		parent = context.Background()
+	}
+
+	// Every output is checked, and the state directory locked, before any
+	// data is loaded or any round runs.
+	var (
+		session *training.Session
+		metrics *statedir.MetricsLog
+		opts    []training.Option
+	)
+	if f.state != "" {
+		session, err = training.OpenSession(parent, training.SessionConfig{
+			Dir: f.state, Flags: trainRunFlags(cmd), MayDiffer: trainMayDiffer, Metrics: f.metrics,
+		}, &cfg)
+		if err != nil {
+			return err
+		}
+		defer session.Close()
+		opts = session.Options()
+	} else if f.metrics != "" {
+		if err := statedir.CheckOutputFile("metrics", f.metrics); err != nil {
+			return err
+		}
+		if st, err := os.Stat(f.metrics); err == nil && st.Size() > 0 {
+			return fmt.Errorf("--metrics %s exists; remove it or choose another path (to keep a run that can resume, use --state DIR)", f.metrics)
+		}
+	}
+
 	train, test, err := loadTrainData(f)
 	if err != nil {
 		return err
@@ -179,42 +239,43 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		return err
 	}
 	m.Init(model.NewInitRNG(f.seed))
-	tr, err := training.New(cfg, m, train, test)
+	tr, err := training.New(cfg, m, train, test, opts...)
 	if err != nil {
 		return err
 	}
-	if f.resume != "" {
-		if err := tr.LoadCheckpoint(f.resume); err != nil {
+	resumedAt := 0
+	if session != nil {
+		if resumedAt, err = session.Attach(tr); err != nil {
 			return err
 		}
+	} else if f.metrics != "" {
+		if metrics, err = statedir.OpenMetricsLog(f.metrics, true); err != nil {
+			return fmt.Errorf("--metrics: %w", err)
+		}
+		defer metrics.Close()
 	}
 	cfg = tr.Config()
 	total := cfg.TotalRounds()
-	stderr := cmd.ErrOrStderr()
 	fmt.Fprintf(stderr, "train: %s on %d clients, k=%d per round, %s (clip %s %g, eps0 %g), %d rounds (%.4g epochs of %.4g rounds), %d params, %d workers\n",
 		m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.ClipNorm, cfg.Clip, cfg.Eps0, total, cfg.Epochs,
 		float64(cfg.Clients)/float64(cfg.Sample), m.NumParams(), cfg.Workers)
-	if tr.Round() > 0 {
-		fmt.Fprintf(stderr, "train: resumed from %s at round %d\n", f.resume, tr.Round())
-	}
-
-	var metrics io.Writer
-	if f.metrics != "" {
-		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-		if f.resume != "" {
-			flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	switch {
+	case session == nil:
+		if cfg.Randomizer != training.RandomizerNone {
+			fmt.Fprintln(stderr, "train: no --state: the privacy ledger is kept in memory only and the run cannot resume; pass --state DIR for a durable ledger")
 		}
-		if dir := filepath.Dir(f.metrics); dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("metrics: %w", err)
+	case session.Resumed():
+		msg := fmt.Sprintf("train: resuming run %s in %s at round %d", session.Run(), session.Dir(), resumedAt)
+		if l := session.Ledger(); l != nil {
+			g, err := l.Epsilon()
+			if err != nil {
+				return err
 			}
+			msg += fmt.Sprintf("; ledger: %d rounds debited, epsilon %.4g at delta %g", l.Rounds(), g.Epsilon, cfg.Delta)
 		}
-		mf, err := os.OpenFile(f.metrics, flags, 0o644)
-		if err != nil {
-			return fmt.Errorf("metrics: %w", err)
-		}
-		defer mf.Close()
-		metrics = mf
+		fmt.Fprintln(stderr, msg)
+	default:
+		fmt.Fprintf(stderr, "train: run %s in %s\n", session.Run(), session.Dir())
 	}
 
 	var bar *progressbar.ProgressBar
@@ -231,11 +292,7 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		)
 		bar.Set(tr.Round())
 	}
-	parent := cmd.Context()
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt)
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	var last training.Record
@@ -249,11 +306,7 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		OnEval: func(r training.Record) error {
 			last = r
 			if metrics != nil {
-				line, err := json.Marshal(r)
-				if err != nil {
-					return fmt.Errorf("metrics: %w", err)
-				}
-				if _, err := metrics.Write(append(line, '\n')); err != nil {
+				if _, err := metrics.Append(r.Round, r); err != nil {
 					return fmt.Errorf("metrics: %w", err)
 				}
 			}
@@ -263,13 +316,15 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 			} else {
 				fmt.Fprintf(stderr, "round %d %s (%.0f client-updates/s)\n", r.Round, desc, r.ClientUpdatesPerSec)
 			}
-			if f.checkpoint != "" && r.Round > 0 {
-				return tr.SaveCheckpoint(f.checkpoint)
-			}
 			return nil
 		},
 	}
-	reason, err := tr.Run(ctx, hooks)
+	var reason training.StopReason
+	if session != nil {
+		reason, err = session.Train(ctx, hooks)
+	} else {
+		reason, err = tr.Run(ctx, hooks)
+	}
 	if bar != nil {
 		bar.Exit()
 		fmt.Fprintln(stderr)
@@ -277,13 +332,22 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.checkpoint != "" {
-		if err := tr.SaveCheckpoint(f.checkpoint); err != nil {
+	eps := "n/a (no randomizer)"
+	if l := tr.Ledger(); l != nil {
+		g, err := l.Epsilon()
+		if err != nil {
 			return err
 		}
+		eps = fmt.Sprintf("%.4g (%d rounds debited)", g.Epsilon, l.Rounds())
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g\n",
-		reason, last.Round, last.Epoch, fmtPtr(last.TestAccuracy, "%.4f"), fmtPtr(last.Epsilon, "%.4g"), cfg.Delta)
+		reason, last.Round, last.Epoch, fmtPtr(last.TestAccuracy, "%.4f"), eps, cfg.Delta)
+	if reason == training.StopCancelled {
+		if session != nil {
+			fmt.Fprintf(stderr, "train: state saved in %s; run the same command again to resume\n", session.Dir())
+		}
+		return errInterrupted
+	}
 	return nil
 }
 

@@ -72,17 +72,19 @@ func readRecords(t *testing.T, path string) []map[string]any {
 	return recs
 }
 
-// TestTrainMetricsCheckpointResumePlot runs 2 epochs with metrics and a
-// checkpoint, resumes to 3 epochs, checks the JSONL contract (required
-// keys, rounds continuing, epsilon growing) and plots accuracy vs epsilon.
+// TestTrainMetricsCheckpointResumePlot runs 2 epochs in a state
+// directory, resumes to 3 epochs by rerunning with --epochs 3, checks the
+// JSONL contract (required keys, rounds continuing, epsilon growing) and
+// plots accuracy vs epsilon.
 func TestTrainMetricsCheckpointResumePlot(t *testing.T) {
 	dir := t.TempDir()
-	metrics, ckpt := filepath.Join(dir, "m.jsonl"), filepath.Join(dir, "c.ckpt")
-	args := append(append([]string{}, small...), "--metrics", metrics, "--checkpoint", ckpt)
+	state := filepath.Join(dir, "run")
+	metrics := filepath.Join(state, "metrics.jsonl")
+	args := append(append([]string{}, small...), "--state", state)
 	if out, err := runTrainCmd(t, append(args, "--epochs", "2")...); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	out, err := runTrainCmd(t, append(args, "--epochs", "3", "--resume", ckpt)...)
+	out, err := runTrainCmd(t, append(args, "--epochs", "3")...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
