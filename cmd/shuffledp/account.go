@@ -129,6 +129,8 @@ Bounds for the LDP mechanisms (RDP unless noted):
   ccs21-lower      CCS'21 Thm 3.4: a LOWER bound, --mechanism shuffle only
   ccs21+wbk19      CCS'21 Thm 3.1 at n := k, subsampled with WBK19 Thm 9
   pure-dp          eps0-DP amplified by subsampling, as RDP
+  clones-rdp       clone pair (FMT21) + advanced joint convexity, every eps0-LDP randomizer, real orders
+  krr3-lower       exact RDP of shuffled binary/3-ary RR: a LOWER bound, not a guarantee
   best             at every order the smallest valid upper bound (default)
   all              every bound side by side (the default without --json)
 ` + accountExtraBoundHelp() + `
