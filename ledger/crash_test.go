@@ -204,3 +204,71 @@ func TestKillAtFaultPoints(t *testing.T) {
 		total = want
 	}
 }
+
+// Two processes debiting the same run of one file at once (each the same
+// batch per round, as a retrying shuffler would) write every round once
+// and leave a database that passes the check, even when both are killed.
+func TestTwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), FileName)
+	var cmds [2]*exec.Cmd
+	var outs [2]*bufio.Scanner
+	var errs [2]strings.Builder
+	for i := range cmds {
+		cmds[i] = exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+		cmds[i].Env = append(os.Environ(), crashEnv+"="+path)
+		cmds[i].Stderr = &errs[i]
+		stdout, err := cmds[i].StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = bufio.NewScanner(stdout)
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acked := int64(-1)
+	for i := range cmds {
+		for n := 0; n < 40 && outs[i].Scan(); n++ {
+			if r, err := strconv.ParseInt(strings.TrimPrefix(outs[i].Text(), "ok "), 10, 64); err == nil {
+				acked = max(acked, r)
+			}
+		}
+	}
+	for i := range cmds {
+		cmds[i].Process.Signal(syscall.SIGKILL)
+		for outs[i].Scan() {
+			if r, err := strconv.ParseInt(strings.TrimPrefix(outs[i].Text(), "ok "), 10, 64); err == nil {
+				acked = max(acked, r)
+			}
+		}
+		err := cmds[i].Wait()
+		if ws, ok := cmds[i].ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			t.Errorf("helper %d ended with %v before the kill; stderr:\n%s", i, err, errs[i].String())
+		}
+	}
+	s, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := s.Entries(ctx, "crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, e := range entries {
+		if e.Round != int64(j) {
+			t.Fatalf("entry %d is round %d", j, e.Round)
+		}
+	}
+	if int64(len(entries)) < acked+1 {
+		t.Fatalf("%d entries, but round %d was reported committed", len(entries), acked)
+	}
+	t.Logf("%d entries, %d acknowledged", len(entries), acked+1)
+}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/shuffledp/shuffledp/internal/faultpoint"
-	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+	"modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
 
 // FileName is the name of the ledger database inside a state directory.
@@ -90,15 +90,13 @@ type SQLiteStore struct {
 	db       *sql.DB
 	path     string
 	readOnly bool
+	busy     time.Duration // how long to retry a transaction SQLite answers SQLITE_BUSY
 }
 
 // dsn returns the driver's name for path: a file: URI (so that a path with
 // '?' or '#' is not misread) with the connection's pragmas.
 func dsn(path string, opts SQLiteOptions) string {
-	busy := opts.BusyTimeout
-	if busy <= 0 {
-		busy = 10 * time.Second
-	}
+	busy := busyTimeout(opts)
 	q := url.Values{}
 	q.Set("_busy_timeout", strconv.FormatInt(busy.Milliseconds(), 10))
 	q.Set("_foreign_keys", "1")
@@ -113,6 +111,45 @@ func dsn(path string, opts SQLiteOptions) string {
 	}
 	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
 	return u.String()
+}
+
+func busyTimeout(opts SQLiteOptions) time.Duration {
+	if opts.BusyTimeout <= 0 {
+		return 10 * time.Second
+	}
+	return opts.BusyTimeout
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED
+// (any extended code). SQLite does not call the busy handler in some
+// cases, for example while another connection creates the database or
+// recovers the write-ahead log after a crash, so callers retry.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == 5 || code == 6 // SQLITE_BUSY, SQLITE_LOCKED
+}
+
+// retryBusy runs f until it returns something other than a busy error or
+// timeout has passed, backing off from 1 ms to 50 ms.
+func retryBusy(ctx context.Context, timeout time.Duration, f func() error) error {
+	deadline := time.Now().Add(timeout)
+	wait := time.Millisecond
+	for {
+		err := f()
+		if !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
 }
 
 // OpenSQLite opens the ledger database at path, creating it (and its
@@ -135,19 +172,27 @@ func OpenSQLite(ctx context.Context, path string, opts SQLiteOptions) (*SQLiteSt
 			return nil, fmt.Errorf("ledger: %s is not a directory", dir)
 		}
 	}
-	db, err := sql.Open("sqlite", dsn(abs, opts))
+	var s *SQLiteStore
+	err = retryBusy(ctx, busyTimeout(opts), func() error {
+		db, err := sql.Open("sqlite", dsn(abs, opts))
+		if err != nil {
+			return err
+		}
+		// One connection: the process's own callers queue in database/sql
+		// rather than on SQLite's file lock; other processes wait up to the
+		// busy timeout.
+		db.SetMaxOpenConns(1)
+		s = &SQLiteStore{db: db, path: abs, readOnly: opts.ReadOnly, busy: busyTimeout(opts)}
+		if err := s.init(ctx); err != nil {
+			db.Close()
+			return err
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("ledger %s: %w", path, err)
 	}
-	// One connection: the process's own callers queue in database/sql
-	// rather than on SQLite's file lock; other processes wait up to the
-	// busy timeout.
-	db.SetMaxOpenConns(1)
-	s := &SQLiteStore{db: db, path: abs, readOnly: opts.ReadOnly}
-	if err := s.init(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("ledger %s: %w", path, err)
-	}
+	db := s.db
 	if created && !opts.ReadOnly {
 		if err := syncDir(filepath.Dir(abs)); err != nil {
 			db.Close()
@@ -214,8 +259,14 @@ func (s *SQLiteStore) checkVersion(ctx context.Context, q querier) error {
 }
 
 // tx runs f in one transaction (BEGIN IMMEDIATE: the write lock is taken
-// first), committing if f returns nil and rolling back otherwise.
-func (s *SQLiteStore) tx(ctx context.Context, f func(*sql.Tx) error) (err error) {
+// first), committing if f returns nil and rolling back otherwise; a
+// transaction SQLite refuses as busy is retried whole, up to the busy
+// timeout.
+func (s *SQLiteStore) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	return retryBusy(ctx, s.busy, func() error { return s.tx1(ctx, f) })
+}
+
+func (s *SQLiteStore) tx1(ctx context.Context, f func(*sql.Tx) error) (err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -312,12 +363,24 @@ func readRun(ctx context.Context, q querier, run string) (RunInfo, error) {
 }
 
 // Run implements Store.
-func (s *SQLiteStore) Run(ctx context.Context, run string) (RunInfo, error) {
-	return readRun(ctx, s.db, run)
+func (s *SQLiteStore) Run(ctx context.Context, run string) (info RunInfo, err error) {
+	err = retryBusy(ctx, s.busy, func() error {
+		info, err = readRun(ctx, s.db, run)
+		return err
+	})
+	return info, err
 }
 
 // Runs implements Store.
-func (s *SQLiteStore) Runs(ctx context.Context) ([]string, error) {
+func (s *SQLiteStore) Runs(ctx context.Context) (runs []string, err error) {
+	err = retryBusy(ctx, s.busy, func() error {
+		runs, err = s.runs(ctx)
+		return err
+	})
+	return runs, err
+}
+
+func (s *SQLiteStore) runs(ctx context.Context) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT run FROM runs ORDER BY run`)
 	if err != nil {
 		return nil, err
@@ -446,7 +509,15 @@ func readEntry(ctx context.Context, q querier, run string, round int64) (Entry, 
 }
 
 // Entries implements Store.
-func (s *SQLiteStore) Entries(ctx context.Context, run string) ([]Entry, error) {
+func (s *SQLiteStore) Entries(ctx context.Context, run string) (entries []Entry, err error) {
+	err = retryBusy(ctx, s.busy, func() error {
+		entries, err = s.entries(ctx, run)
+		return err
+	})
+	return entries, err
+}
+
+func (s *SQLiteStore) entries(ctx context.Context, run string) ([]Entry, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+entryColumns+` FROM entries WHERE run = $1 ORDER BY round`, run)
 	if err != nil {
 		return nil, err
