@@ -165,7 +165,8 @@ func OpenSQLite(ctx context.Context, path string, opts SQLiteOptions) (*SQLiteSt
 	if opts.ReadOnly && statErr != nil {
 		return nil, fmt.Errorf("ledger: %w", statErr)
 	}
-	if dir := filepath.Dir(abs); !opts.ReadOnly {
+	if !opts.ReadOnly {
+		dir := filepath.Dir(abs)
 		if st, err := os.Stat(dir); err != nil {
 			return nil, fmt.Errorf("ledger: %w", err)
 		} else if !st.IsDir() {
@@ -192,10 +193,9 @@ func OpenSQLite(ctx context.Context, path string, opts SQLiteOptions) (*SQLiteSt
 	if err != nil {
 		return nil, fmt.Errorf("ledger %s: %w", path, err)
 	}
-	db := s.db
 	if created && !opts.ReadOnly {
 		if err := syncDir(filepath.Dir(abs)); err != nil {
-			db.Close()
+			s.db.Close()
 			return nil, fmt.Errorf("ledger %s: %w", path, err)
 		}
 	}
