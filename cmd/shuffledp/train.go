@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -381,6 +382,9 @@ func newTrainPlotCmd() *cobra.Command {
 			if len(labels) > 0 && len(labels) != len(files) {
 				return fmt.Errorf("label: give one --label per --metrics file (%d files, %d labels)", len(files), len(labels))
 			}
+			if !(xmax >= 0) || math.IsInf(xmax, 1) {
+				return fmt.Errorf("--max-epsilon must be finite and >= 0 (0 keeps all), got %g", xmax)
+			}
 			p := plot.New()
 			p.Title.Text = title
 			p.X.Label.Text = "epsilon (delta as in the metrics)"
@@ -435,7 +439,7 @@ func newTrainPlotCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "legend label for the corresponding --metrics file (repeatable)")
 	cmd.Flags().StringVar(&out, "out", "", "output image (.png, .svg or .pdf)")
 	cmd.Flags().StringVar(&title, "title", "CLDP-SGD on MNIST: test accuracy vs epsilon", "plot title")
-	cmd.Flags().Float64Var(&xmax, "max-epsilon", 0, "leave out evaluations with epsilon above this (0 = keep all)")
+	cmd.Flags().Float64Var(&xmax, "max-epsilon", 0, "leave out evaluations with epsilon above this, >= 0 (0 = keep all)")
 	return cmd
 }
 
@@ -457,6 +461,9 @@ func readMetrics(path string) ([]training.Record, error) {
 		var r training.Record
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			return nil, fmt.Errorf("metrics: %s line %d: %w", path, n, err)
+		}
+		if r.Epsilon != nil && *r.Epsilon < 0 {
+			return nil, fmt.Errorf("metrics: %s line %d: epsilon %g is negative (a spent privacy budget is >= 0)", path, n, *r.Epsilon)
 		}
 		recs = append(recs, r)
 	}
