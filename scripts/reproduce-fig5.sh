@@ -14,8 +14,9 @@
 #       at C = 0.005, d = 26,010, and diverge at lr 12; see README).
 #
 # Not run in CI: each panel computes 12 million per-example CNN gradients
-# (hours on 2 cores). Both runs checkpoint at every epoch; rerunning the
-# script resumes where they stopped.
+# (hours on 2 cores). Each run keeps its state (durable privacy ledger,
+# checkpoint at every epoch, metrics) in $OUT/NAME/; rerunning the script
+# resumes where it stopped.
 #
 # Usage: scripts/reproduce-fig5.sh [a|b|both]     (default: both)
 # Environment: OUT (default out/fig5), MNIST_DIR (default data/mnist-cache),
@@ -50,16 +51,12 @@ bin="$OUT/shuffledp"
 run() { # name, then train flags
 	local name=$1
 	shift
-	local resume=()
-	if [[ -f "$OUT/$name.ckpt" ]]; then
-		resume=(--resume "$OUT/$name.ckpt")
-		echo "== $name: resuming from $OUT/$name.ckpt" >&2
-	fi
 	local start=$SECONDS
 	# shellcheck disable=SC2086
 	"$bin" train --dataset mnist --data-dir "$MNIST_DIR" --model cnn --clients 60000 \
-		--delta 1e-5 --epochs "$EPOCHS" --seed "$SEED" \
-		--metrics "$OUT/$name.jsonl" --checkpoint "$OUT/$name.ckpt" "${resume[@]}" "$@" $EXTRA
+		--delta 1e-5 --epochs "$EPOCHS" --seed "$SEED" --state "$OUT/$name" "$@" $EXTRA
+	cp "$OUT/$name/metrics.jsonl" "$OUT/$name.jsonl"
+	"$bin" ledger show --state "$OUT/$name" --json >"$OUT/$name.ledger.json"
 	echo "== $name: $((SECONDS - start)) s wall time in this invocation" >&2
 }
 
