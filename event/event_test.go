@@ -332,6 +332,8 @@ func TestEpsilonErrors(t *testing.T) {
 		{[]Composed{{Event{Mechanism: Shuffle}, 1}}, "best", 1e-5, nil, "--n"},
 		{[]Composed{{e, 1}}, "nope", 1e-5, nil, "--bound"},
 		{[]Composed{{e, 1}}, "best", 1e-5, []float64{0.5}, "order"},
+		// Epsilon is a guarantee: lower bounds only through Account.
+		{[]Composed{{e, 1}}, accounting.BoundCCS21Lower, 1e-5, nil, "lower bound"},
 		// A lower bound cannot be composed with an upper bound.
 		{[]Composed{{e, 1}, {Event{Mechanism: ShuffleGaussian, N: 100, Sigma: 1}, 1}}, accounting.BoundCCS21Lower, 1e-5, nil, "--bound"},
 	} {
@@ -369,4 +371,47 @@ func TestDefaultOrders(t *testing.T) {
 	if def.Order <= 256 || def != full {
 		t.Errorf("widened default %+v, full grid %+v", def, full)
 	}
+}
+
+// TestAccountCurves: over the curves Account would build, AccountCurves
+// gives Account's result; without explain, the same guarantee and no
+// winner; a wrapped best curve still names its winner through RDPWinner.
+func TestAccountCurves(t *testing.T) {
+	events := []Composed{
+		{Event{Mechanism: SubsampledShuffle, N: 60000, K: 600, Eps0: 1}, 40},
+		{Event{Mechanism: SubsampledShuffleGaussian, N: 60000, K: 600, Sigma: 2}, 60},
+	}
+	want, err := Account(events, "", 1e-5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	curves := make([]accounting.RDP, len(events))
+	for i, c := range events {
+		best, err := c.Event.Curve("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		curves[i] = wrapped{best.(*accounting.BestCurve)}
+	}
+	got, err := AccountCurves(events, curves, "", 1e-5, nil, true)
+	if err != nil || got != want || got.Winner == "" {
+		t.Errorf("AccountCurves %+v (%v), Account %+v", got, err, want)
+	}
+	quiet, err := AccountCurves(events, curves, "", 1e-5, nil, false)
+	if err != nil || quiet.Guarantee != want.Guarantee || quiet.Winner != "" || quiet.Assumption != "" {
+		t.Errorf("without explain: %+v (%v)", quiet, err)
+	}
+	if _, err := AccountCurves(events, curves[:1], "", 1e-5, nil, true); err == nil {
+		t.Error("one curve for two events accepted")
+	}
+}
+
+// wrapped hides the concrete type of a best curve, as a memoising ledger
+// would.
+type wrapped struct{ b *accounting.BestCurve }
+
+func (w wrapped) Name() string                       { return w.b.Name() }
+func (w wrapped) RDP(order float64) (float64, error) { return w.b.RDP(order) }
+func (w wrapped) RDPWinner(order float64) (float64, string, error) {
+	return w.b.RDPWinner(order)
 }
