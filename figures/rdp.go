@@ -33,13 +33,15 @@ func NewRDPBound(name string) *RDPBound {
 
 // RDPBounds returns the accountant's lines of the papers' figures:
 // neurips21-upper (Thm 1), neurips21-lower (Thm 2, a lower bound),
-// ccs21+wbk19 (CCS'21 Thm 3.1 at n := k with WBK19 subsampling) and the
+// ccs21+wbk19 (CCS'21 Thm 3.1 at n := k with WBK19 subsampling), clones-rdp
+// (the clone-pair bound, docs/proofs/clones-rdp.md) and the
 // accountant's own best (the minimum over its upper bounds at every order).
 func RDPBounds() []Bound {
 	return []Bound{
 		NewRDPBound(accounting.BoundNeurIPS21Upper),
 		NewRDPBound(accounting.BoundNeurIPS21Lower),
 		NewRDPBound(accounting.BoundCCS21WBK19),
+		NewRDPBound(accounting.BoundClonesRDP),
 		NewRDPBound(accounting.BoundBest),
 	}
 }
