@@ -14,15 +14,15 @@ import (
 // safe for concurrent use; Ledger guards it.
 type book struct {
 	info    RunInfo
-	entries []Entry          // round order
-	byRound map[int64]int    // round -> index in entries
-	groups  []event.Composed // distinct events, in order of first appearance by round
-	keys    []string         // EncodeEvent of each group's event
-	curves  map[string]*memoCurve
+	entries []Entry                   // round order
+	byRound map[int64]int             // round -> index in entries
+	groups  []event.Composed          // distinct events, in order of first appearance by round
+	keys    []string                  // EncodeEvent of each group's event
+	curves  map[string]accounting.RDP // memoized, by key
 }
 
 func newBook(info RunInfo) *book {
-	return &book{info: info, byRound: map[int64]int{}, curves: map[string]*memoCurve{}}
+	return &book{info: info, byRound: map[int64]int{}, curves: map[string]accounting.RDP{}}
 }
 
 // load replaces the entries (in round order, as a Store returns them).
@@ -99,7 +99,7 @@ func (b *book) last() int64 {
 
 // curve returns the memoized curve of ev under the run's bound, refusing
 // a lower bound (a budget needs an upper bound).
-func (b *book) curve(ev event.Event) (*memoCurve, error) {
+func (b *book) curve(ev event.Event) (accounting.RDP, error) {
 	key, err := EncodeEvent(ev)
 	if err != nil {
 		return nil, err
@@ -114,15 +114,16 @@ func (b *book) curve(ev event.Event) (*memoCurve, error) {
 	if accounting.IsLower(src) {
 		return nil, fmt.Errorf("bound %q of %s is a lower bound: it certifies no privacy budget", src.Name(), ev.Mechanism)
 	}
-	c := newMemoCurve(src)
+	c := memoize(src)
 	b.curves[key] = c
 	return c, nil
 }
 
 // result composes groups (with delta) and converts to (epsilon, delta)
-// as event.Account does (with explain, naming the winner and the
-// assumption too); no rounds cost epsilon 0 (order 0), as `account
-// --steps 0` reports.
+// with event.AccountCurves over the memoized curves, so that it is
+// event.Account's result bit for bit (with explain, naming the winner and
+// the assumption too) at the cost of a look-up per order; no rounds cost
+// epsilon 0 (order 0), as `account --steps 0` reports.
 func (b *book) result(groups []event.Composed, delta float64, explain bool) (event.Result, error) {
 	curves := make([]accounting.RDP, len(groups))
 	for i, g := range groups {
@@ -132,7 +133,7 @@ func (b *book) result(groups []event.Composed, delta float64, explain bool) (eve
 		}
 		curves[i] = c
 	}
-	r, err := account(groups, curves, b.info.Bound, delta, b.info.Orders, explain)
+	r, err := event.AccountCurves(groups, curves, b.info.Bound, delta, b.info.Orders, explain)
 	if err != nil {
 		return event.Result{}, fmt.Errorf("privacy accounting of run %q: %w", b.info.Run, err)
 	}

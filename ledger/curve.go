@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"math"
 	"sync"
 
 	"github.com/shuffledp/shuffledp/accounting"
@@ -47,15 +46,32 @@ func (c *memoCurve) RDP(order float64) (float64, error) {
 	return v, err
 }
 
-// warm evaluates the largest integer order of the grid first, as
-// event.Epsilon does for the Gaussian curves: they extend their moment
-// tables geometrically on demand, so asking for the top order first builds
-// a table once.
-func (c *memoCurve) warm(orders []float64) {
-	for i := len(orders) - 1; i >= 0; i-- {
-		if o := orders[i]; o == math.Trunc(o) && o >= 2 && o <= 1<<16 {
-			_, _ = c.RDP(o)
-			return
-		}
+// winnerCurve is a curve that names the component bound winning at an
+// order (accounting.BestCurve).
+type winnerCurve interface {
+	RDPWinner(order float64) (float64, string, error)
+}
+
+// memoWinnerCurve is a memoCurve over a winnerCurve: it forwards RDPWinner
+// to the source, so that event.AccountCurves names the winner of "best"
+// as it does for the bare curve.
+type memoWinnerCurve struct {
+	*memoCurve
+	w winnerCurve
+}
+
+// RDPWinner forwards the source's winner (not memoized: only a summary
+// asks for it, once per order).
+func (c memoWinnerCurve) RDPWinner(order float64) (float64, string, error) {
+	return c.w.RDPWinner(order)
+}
+
+// memoize returns src memoized: a memoWinnerCurve if src names its winner,
+// a *memoCurve otherwise.
+func memoize(src accounting.RDP) accounting.RDP {
+	m := newMemoCurve(src)
+	if w, ok := src.(winnerCurve); ok {
+		return memoWinnerCurve{m, w}
 	}
+	return m
 }
