@@ -26,6 +26,11 @@ const (
 	// its reports are d float64s, with far smaller variance than
 	// Quan∘Priv's one-coordinate reports.
 	RandomizerPrivUnit = "privunit"
+	// RandomizerDJW is the l_2 mechanism of Duchi, Jordan and Wainwright
+	// (FOCS'13): a random point of the sphere of radius M in the
+	// hemisphere picked by a biased coin; the R_2 of the authors' code for
+	// NeurIPS'21 Fig. 6 (randomizer.DJW).
+	RandomizerDJW = "djw"
 )
 
 // Clipping norms accepted by Config.ClipNorm.
@@ -72,7 +77,7 @@ type Config struct {
 	// Sample is k, the number of clients sampled without replacement in
 	// every round (--sample).
 	Sample int
-	// Randomizer is one of none, rinf, r1, r2 (--randomizer).
+	// Randomizer is one of none, rinf, r1, r2, privunit, djw (--randomizer).
 	Randomizer string
 	// ClipNorm is l1, l2 or linf (--clip-norm); empty means
 	// DefaultClipNorm(Randomizer).
@@ -132,9 +137,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("sample must be in [1, clients=%d], got %d", c.Clients, c.Sample)
 	}
 	switch c.Randomizer {
-	case RandomizerNone, RandomizerRInf, RandomizerR1, RandomizerR2, RandomizerPrivUnit:
+	case RandomizerNone, RandomizerRInf, RandomizerR1, RandomizerR2, RandomizerPrivUnit, RandomizerDJW:
 	default:
-		return fmt.Errorf("randomizer must be one of none, rinf, r1, r2, privunit, got %q", c.Randomizer)
+		return fmt.Errorf("randomizer must be one of none, rinf, r1, r2, privunit, djw, got %q", c.Randomizer)
 	}
 	if c.ClipNorm == "" {
 		c.ClipNorm = DefaultClipNorm(c.Randomizer)

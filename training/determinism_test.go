@@ -45,7 +45,7 @@ func bitwiseEqual(a, b []float64) bool {
 // checkpoint tests run under.
 func determinismConfigs(t *testing.T) []Config {
 	var cfgs []Config
-	for _, r := range []string{RandomizerNone, RandomizerRInf, RandomizerR1, RandomizerR2, RandomizerPrivUnit} {
+	for _, r := range []string{RandomizerNone, RandomizerRInf, RandomizerR1, RandomizerR2, RandomizerPrivUnit, RandomizerDJW} {
 		c := baseConfig(t)
 		c.Randomizer, c.Eps0, c.Clip = r, 2, 0.5
 		if r == RandomizerNone {
