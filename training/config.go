@@ -119,6 +119,9 @@ type Config struct {
 	// reproducible. Client sampling and the shuffler's permutation still
 	// come from the seeded generator.
 	CryptoNoise bool
+	// Command is the command line that started the run, copied into every
+	// metrics record so that a result can be re-run from its own file.
+	Command []string
 	// Workers is the number of goroutines computing per-client gradients;
 	// 0 means GOMAXPROCS. The result does not depend on it.
 	Workers int

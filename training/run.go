@@ -28,10 +28,10 @@ type Record struct {
 	// OrderAtGridEdge warns that the best order was at the edge of the
 	// accountant's order grid (a wider grid might give a smaller epsilon).
 	OrderAtGridEdge bool `json:"rdp_order_at_grid_edge,omitempty"`
-	// LedgerRounds is the number of rounds the privacy ledger has debited
+	// LedgerRounds (null without a randomizer) is the number of rounds the privacy ledger has debited
 	// for the run, which Epsilon accounts for: at least Round, more if
 	// rounds were released and then lost to a crash before a checkpoint.
-	LedgerRounds int64 `json:"ledger_rounds,omitempty"`
+	LedgerRounds *int64 `json:"ledger_rounds,omitempty"`
 	// Bound names the RDP bound composed every round.
 	Bound string `json:"bound,omitempty"`
 	// BoundWinner names the component of the best bound that attains it
@@ -46,6 +46,8 @@ type Record struct {
 	// randomize, shuffle and aggregate) since the previous evaluation,
 	// evaluation time excluded.
 	ClientUpdatesPerSec float64 `json:"client_updates_per_sec"`
+	// Command is the command line that produced the record (Config.Command).
+	Command []string `json:"command,omitempty"`
 	// Run parameters, repeated on every line so a file is self-describing.
 	Model      string  `json:"model"`
 	Randomizer string  `json:"randomizer"`
@@ -116,6 +118,7 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			WallSeconds: time.Since(start).Seconds(),
 			Model:       t.model.Name(), Randomizer: t.cfg.Randomizer, ClipNorm: t.cfg.ClipNorm, ClampLinf: t.cfg.ClampLinf,
 			Clip: t.cfg.Clip, Eps0: t.cfg.Eps0, Clients: t.cfg.Clients, Sample: t.cfg.Sample, Seed: t.cfg.Seed,
+			Command: t.cfg.Command,
 		}
 		if t.cfg.Randomizer == RandomizerNone {
 			rec.Eps0 = 0
@@ -136,7 +139,8 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			if g.Order > 1 {
 				_, rec.BoundWinner, _ = t.best.RDPWinner(g.Order)
 			}
-			rec.LedgerRounds = t.ledger.Rounds()
+			lr := t.ledger.Rounds()
+			rec.LedgerRounds = &lr
 		}
 		lossSum, lossRounds, trainTime, updatesAtEval = 0, 0, 0, t.updates
 		evaluated = true

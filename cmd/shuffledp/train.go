@@ -158,6 +158,23 @@ func syntheticMNIST(n int, seed uint64) *data.Dataset {
 	return ds
 }
 
+// commandPath returns the subcommand path and the arguments as given
+// ("train", "--eps0=2", ...): the command line that reproduces the run.
+func commandPath(cmd *cobra.Command) []string {
+	var path []string
+	for c := cmd; c != nil && c.HasParent(); c = c.Parent() {
+		path = append([]string{c.Name()}, path...)
+	}
+	if len(path) == 0 {
+		path = []string{cmd.Name()}
+	}
+	var args []string
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		args = append(args, "--"+fl.Name+"="+fl.Value.String())
+	})
+	return append(path, args...)
+}
+
 // trainMayDiffer are the flags that may change when a run resumes: they
 // affect neither the privacy accounting nor the random stream.
 var trainMayDiffer = []string{"workers", "no-progress", "eval-every", "epochs", "target-epsilon", "test-size"}
@@ -193,6 +210,7 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		Clip: f.clip, Eps0: f.eps0, Delta: f.delta, Epochs: f.epochs, LR: sched, Seed: f.seed,
 		TargetEpsilon: f.targetEps, EvalEvery: f.evalEvery, ProjectRadius: f.project,
 		Workers: f.workers, CryptoNoise: f.cryptoNoise,
+		Command: append([]string{"shuffledp"}, commandPath(cmd)...),
 	}
 	if err := cfg.Validate(); err != nil { // before loading 400 MB of data
 		return err

@@ -98,7 +98,10 @@ func TestTrainMetricsCheckpointResumePlot(t *testing.T) {
 	}
 	prevEps := -1.0
 	for i, r := range recs {
-		for _, key := range []string{"epoch", "round", "test_accuracy", "epsilon", "delta", "test_loss", "wall_seconds", "client_updates_per_sec"} {
+		if c, ok := r["command"].([]any); !ok || len(c) < 2 || c[0] != "shuffledp" || c[1] != "train" {
+			t.Errorf("record %d: command %v, want the command line [shuffledp train ...]", i, r["command"])
+		}
+		for _, key := range []string{"epoch", "round", "test_accuracy", "epsilon", "delta", "test_loss", "wall_seconds", "client_updates_per_sec", "ledger_rounds"} {
 			if _, ok := r[key]; !ok {
 				t.Fatalf("record %d lacks %q: %v", i, key, r)
 			}
