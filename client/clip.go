@@ -10,7 +10,8 @@ import (
 // Clip applies Algorithm 1, line 6, g <- g / max(1, ||g||_p / C), so that g
 // lies in the ball of radius C in the l_p norm (p = 1, 2, inf, norm one of
 // protocol.NormL1, NormL2, NormLInf): the input domain of R_p. For l_inf
-// this scales the whole vector (the rule of Algorithm 1); with clamp set
+// this scales the whole vector (the rule of Algorithm 1,
+// randomizer.ScaleLinf); with clamp set
 // (l_inf only) it clamps every coordinate into [-C, C] instead
 // (randomizer.ClipLinf, the Euclidean projection onto the l_inf ball).
 // Either puts g in R_inf's input domain. A gradient with a NaN or infinite
@@ -25,10 +26,12 @@ func Clip(g []float64, norm string, c float64, clamp bool) {
 	case protocol.NormL1:
 		randomizer.ClipL1(g, c)
 	case protocol.NormL2:
-		// Fast path: the plain sum of squares, unrolled into four
-		// accumulators. randomizer.ClipL2 scales as it sums (LAPACK
-		// dnrm2), which is safe against overflow but five times slower;
-		// fall back to it only when the plain sum over- or underflows.
+		// The plain sum of squares, unrolled into four accumulators, with
+		// randomizer.ClipL2 (dnrm2's scaled sum) when it leaves
+		// (1e-280, 1e280). randomizer.ClipL2 has the same fast path and
+		// speed but leaves it outside (2^-900, 2^900): for norms within
+		// (1e-140, 3.4e-136] or [2.9e135, 1e140) the two differ in the
+		// last bits, so this copy is kept for bit-identical training.
 		var s0, s1, s2, s3 float64
 		i := 0
 		for ; i+4 <= len(g); i += 4 {
@@ -52,33 +55,6 @@ func Clip(g []float64, norm string, c float64, clamp bool) {
 			}
 		}
 	case protocol.NormLInf:
-		// max |g_i| over the IEEE-754 bit patterns with the sign cleared:
-		// for non-negative floats the integer order is the numeric order,
-		// and NaN and ±Inf have the largest patterns (exponent all ones),
-		// so one branch-free integer max also detects non-finite entries.
-		var m0, m1, m2, m3 uint64
-		const abs = 1<<63 - 1
-		i := 0
-		for ; i+4 <= len(g); i += 4 {
-			m0 = max(m0, math.Float64bits(g[i])&abs)
-			m1 = max(m1, math.Float64bits(g[i+1])&abs)
-			m2 = max(m2, math.Float64bits(g[i+2])&abs)
-			m3 = max(m3, math.Float64bits(g[i+3])&abs)
-		}
-		for ; i < len(g); i++ {
-			m0 = max(m0, math.Float64bits(g[i])&abs)
-		}
-		mb := max(max(m0, m1), max(m2, m3))
-		if mb >= math.Float64bits(math.Inf(1)) {
-			clear(g)
-			return
-		}
-		n := math.Float64frombits(mb)
-		if n > c {
-			s := c / n
-			for i := range g {
-				g[i] *= s
-			}
-		}
+		randomizer.ScaleLinf(g, c)
 	}
 }

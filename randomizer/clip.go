@@ -70,9 +70,9 @@ func ClipL2(x []float64, c float64) float64 {
 // ClipLinf clamps every coordinate of x in place into [−c, c] and returns
 // the original ||x||_inf. Clamping is the Euclidean projection onto the l_inf
 // ball; unlike ClipL1 and ClipL2 it changes the direction of x. (NeurIPS'21
-// Algorithm 1 instead scales, g ← g/max(1, ||g||_inf/C); both land in
-// B_inf(C), the domain R_inf requires — choose by the optimisation analysis
-// you rely on.) A vector with a NaN entry is zeroed, as in ClipL1 and
+// Algorithm 1 instead scales, g ← g/max(1, ||g||_inf/C): ScaleLinf; both
+// land in B_inf(C), the domain R_inf requires — choose by the optimisation
+// analysis you rely on.) A vector with a NaN entry is zeroed, as in ClipL1 and
 // ClipL2.
 func ClipLinf(x []float64, c float64) float64 {
 	n := linfNorm(x)
@@ -90,6 +90,17 @@ func ClipLinf(x []float64, c float64) float64 {
 			x[i] = -c
 		}
 	}
+	return n
+}
+
+// ScaleLinf scales x in place onto the l_inf ball of radius c when
+// ||x||_inf > c, x ← x/max(1, ||x||_inf/c) (NeurIPS'21 Algorithm 1, line 6,
+// in the l_inf norm), and returns the original ||x||_inf. Unlike ClipLinf it
+// keeps the direction of x. A vector with a NaN or infinite entry is zeroed,
+// as in ClipL1 and ClipL2. c must be > 0.
+func ScaleLinf(x []float64, c float64) float64 {
+	n := linfNorm(x)
+	scaleDown(x, n, c)
 	return n
 }
 

@@ -49,6 +49,37 @@ func TestClipTable(t *testing.T) {
 	}
 }
 
+// ScaleLinf scales (NeurIPS'21 Algorithm 1) where ClipLinf clamps: the
+// direction is kept, inputs inside the ball are untouched, non-finite
+// vectors are zeroed.
+func TestScaleLinf(t *testing.T) {
+	for _, tc := range []struct {
+		x        []float64
+		c        float64
+		wantOrig float64
+		want     []float64
+	}{
+		{[]float64{4, -1, 2}, 2, 4, []float64{2, -0.5, 1}},
+		{[]float64{0.5, -0.25}, 1, 0.5, []float64{0.5, -0.25}},
+		{[]float64{-8, 0}, 0.5, 8, []float64{-0.5, 0}},
+		{[]float64{0.5, math.NaN()}, 1, math.NaN(), []float64{0, 0}},
+		{[]float64{math.Inf(-1), 0.5}, 1, math.Inf(1), []float64{0, 0}},
+		{[]float64{}, 1, 0, []float64{}},
+	} {
+		x := append([]float64(nil), tc.x...)
+		got := ScaleLinf(x, tc.c)
+		if !(got == tc.wantOrig || math.IsNaN(got) && math.IsNaN(tc.wantOrig)) {
+			t.Errorf("ScaleLinf(%v, %g) returned %g, want %g", tc.x, tc.c, got, tc.wantOrig)
+		}
+		for i := range x {
+			if x[i] != tc.want[i] {
+				t.Errorf("ScaleLinf(%v, %g) = %v, want %v", tc.x, tc.c, x, tc.want)
+				break
+			}
+		}
+	}
+}
+
 // FuzzClip: after clipping, the norm is within the radius (to the slack
 // Randomize accepts), inputs inside the ball are unchanged, l_1/l_2 clipping
 // preserves direction, and the clipped vector is accepted by the domain
