@@ -19,8 +19,13 @@ import (
 // within 1e-16 of 1 (small q, large sigma), where log(A_m) computed from
 // A_m itself would not.
 func (p params) integerLogAm1(m int) float64 {
-	b := newLedger()
+	// All terms are positive: no cancellation, so each term's relative
+	// error bound carries over to the sum. Two passes: the logs, then the
+	// sum scaled by the largest.
+	ls := make([]float64, 0, m-1)
+	rs := make([]float64, 0, m-1)
 	fm := float64(m)
+	top := math.Inf(-1)
 	for k := 2; k <= m; k++ {
 		fk := float64(k)
 		lc := logmath.LogBinom(fm, fk)
@@ -28,9 +33,33 @@ func (p params) integerLogAm1(m int) float64 {
 		le := logExpm1(x)
 		l := lc + (fm-fk)*p.l1 + fk*p.lq + le
 		mag := binomMag(lc, fm, fk) + math.Abs((fm-fk)*p.l1) + math.Abs(fk*p.lq) + math.Abs(le) + x
-		b.add(1, l, rho(mag))
+		ls = append(ls, l)
+		rs = append(rs, rho(mag))
+		top = math.Max(top, l)
 	}
-	return b.upper()
+	return positiveSumUpper(ls, rs, top)
+}
+
+// positiveSumUpper returns the log of an upper bound on sum_i e^{ls[i]},
+// each term with relative error at most rs[i] and top = max ls. Scaling
+// by e^{top} adds eps(|ls[i]-top|+1) to each term's relative error; the
+// positive sum's own rounding is below n eps relative, the final log a few
+// ulps.
+func positiveSumUpper(ls, rs []float64, top float64) float64 {
+	if math.IsInf(top, 0) || math.IsNaN(top) {
+		return top
+	}
+	var s, r float64
+	for i, l := range ls {
+		d := l - top
+		x := math.Exp(d)
+		s += x
+		r += x * (rs[i] + eps*(math.Abs(d)+1))
+	}
+	n := float64(len(ls))
+	bound := (s + r + (n+1)*math.Exp(-740)) * (1 + 4*eps*(n+4))
+	v := top + math.Log(bound)
+	return v + 8*eps*(math.Abs(v)+1)
 }
 
 // logExpm1 returns log(e^x - 1) for x > 0 without overflow or
