@@ -1,17 +1,20 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/event"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -122,18 +125,7 @@ Mechanisms:
   shuffle             all n clients report, shuffled (--k is ignored)
 ` + accountMechanismHelp() + `
 Bounds for the LDP mechanisms (RDP unless noted):
-  neurips21-upper  NeurIPS'21 Thm 1 (integer orders)
-  neurips21-lower  NeurIPS'21 Thm 2: a LOWER bound (exact for binary RR), not a guarantee
-  ccs21-upper1     CCS'21 Thm 3.1 (at n := k for the subsampled mechanism)
-  ccs21-upper2     CCS'21 Thm 3.3 (at n := k for the subsampled mechanism)
-  ccs21-lower      CCS'21 Thm 3.4: a LOWER bound, --mechanism shuffle only
-  ccs21+wbk19      CCS'21 Thm 3.1 at n := k, subsampled with WBK19 Thm 9
-  pure-dp          eps0-DP amplified by subsampling, as RDP
-  clones-rdp       clone pair (FMT21) + advanced joint convexity, every eps0-LDP randomizer, real orders
-  krr3-lower       exact RDP of shuffled binary/3-ary RR: a LOWER bound, not a guarantee
-  best             at every order the smallest valid upper bound (default)
-  all              every bound side by side (the default without --json)
-` + accountExtraBoundHelp() + `
+` + ldpBoundHelp() + accountExtraBoundHelp() + `
 With no flags it shows the NeurIPS'21 Fig. 2a setting: n=1e6, k=1000, eps0=2,
 T=1e5, delta=1e-8, every bound side by side.`,
 		Args: cobra.NoArgs,
@@ -210,6 +202,84 @@ func accountMechanismHelp() string {
 	return strings.Join(accountHelp, "\n")
 }
 
+// ldpBoundHelp lists the --bound values of the LDP mechanisms
+// (subsampled-shuffle and shuffle) from event.Event.Bounds, whose lines are
+// accounting.BoundDescription's, so that a bound added to accounting
+// appears here. It marks lower bounds, names the mechanism of a bound that
+// applies to only one of the two, and ends with "all".
+func ldpBoundHelp() string {
+	mechs := []string{event.SubsampledShuffle, event.Shuffle}
+	var bounds []event.Bound
+	appliesTo := map[string][]string{}
+	for _, m := range mechs {
+		for _, b := range (event.Event{Mechanism: m}).Bounds() {
+			if appliesTo[b.Name] == nil {
+				bounds = append(bounds, b)
+			}
+			appliesTo[b.Name] = append(appliesTo[b.Name], m)
+		}
+	}
+	order := accounting.BoundNames() // the order of accounting's list, best last
+	slices.SortStableFunc(bounds, func(a, b event.Bound) int {
+		return cmp.Compare(slices.Index(order, a.Name), slices.Index(order, b.Name))
+	})
+	var rows []helpRow
+	for _, b := range bounds {
+		var notes []string
+		if ms := appliesTo[b.Name]; len(ms) < len(mechs) {
+			notes = append(notes, "--mechanism "+strings.Join(ms, ", ")+" only")
+		}
+		if b.Lower {
+			notes = append(notes, "a LOWER bound, not a guarantee")
+		}
+		if b.Name == accounting.BoundBest {
+			notes = append(notes, "default")
+		}
+		words := strings.Fields(b.Description)
+		if len(notes) > 0 { // one unit: wrapped as a whole
+			words = append(words, "("+strings.Join(notes, "; ")+")")
+		}
+		rows = append(rows, helpRow{b.Name, words})
+	}
+	rows = append(rows, helpRow{"all", strings.Fields("every bound side by side (the default without --json)")})
+	return helpTable(rows, 80)
+}
+
+// helpRow is a line of helpTable: a name and the words of its text (a word
+// may hold spaces: it is never split).
+type helpRow struct {
+	name  string
+	words []string
+}
+
+// helpTable formats rows as an indented two-column list, the text wrapped
+// at width columns under its first line.
+func helpTable(rows []helpRow, width int) string {
+	col := 0
+	for _, r := range rows {
+		col = max(col, len(r.name))
+	}
+	indent := strings.Repeat(" ", 2+col+2)
+	var sb strings.Builder
+	for _, r := range rows {
+		line := fmt.Sprintf("  %-*s  ", col, r.name)
+		n := 0 // words on the line
+		for _, w := range r.words {
+			if n > 0 && len(line)+1+len(w) > width {
+				sb.WriteString(line + "\n")
+				line, n = indent, 0
+			}
+			if n > 0 {
+				line += " "
+			}
+			line += w
+			n++
+		}
+		sb.WriteString(line + "\n")
+	}
+	return sb.String()
+}
+
 func accountExtraBoundHelp() string {
 	if len(accountExtraBounds) == 0 {
 		return ""
@@ -251,20 +321,15 @@ func checkRow(r accountRow) error {
 func writeAccountJSON(w io.Writer, req accountRequest, rows []accountRow, skipped []string) error {
 	type out struct {
 		accountRow
-		Mechanism string       `json:"mechanism"`
-		N         int64        `json:"n"`
-		K         int64        `json:"k,omitempty"`
-		Eps0      float64      `json:"eps0,omitempty"`
-		Sigma     float64      `json:"sigma,omitempty"`
-		Rate      float64      `json:"rate,omitempty"`
-		Steps     int64        `json:"steps"`
-		All       []accountRow `json:"all,omitempty"`
-		Warnings  []string     `json:"warnings,omitempty"`
+		event.Event              // mechanism, n, k, eps0, sigma, rate
+		Steps       int64        `json:"steps"`
+		All         []accountRow `json:"all,omitempty"`
+		Warnings    []string     `json:"warnings,omitempty"`
 	}
 	// Echo only the parameters the mechanism used: k for the subsampled
 	// mechanisms (n for shuffle), eps0 for the LDP ones, sigma and rate for
 	// the Gaussian ones.
-	o := out{Mechanism: req.Mechanism, N: req.N, Sigma: req.Sigma, Rate: req.Rate, Steps: req.Steps}
+	o := out{Event: event.Event{Mechanism: req.Mechanism, N: req.N, Sigma: req.Sigma, Rate: req.Rate}, Steps: req.Steps}
 	switch {
 	case req.Mechanism == accounting.MechanismShuffle:
 		o.K = req.N

@@ -32,10 +32,16 @@ var baselineMechanisms = map[string][]string{
 	boundFMT20Numeric:  {event.Shuffle},
 }
 
-func init() {
+// Registered during package variable initialisation, before account.go's
+// init builds the help text that lists them (an init function here would
+// run after it).
+var _ = registerBaselines()
+
+func registerBaselines() bool {
 	accountExtraBounds[boundFMT20KOV15] = accountFMT20KOV15
 	accountExtraBounds[boundFMT20Analytic] = accountFMT20Single(approxdp.ShuffleClosedForm)
 	accountExtraBounds[boundFMT20Numeric] = accountFMT20Single(approxdp.ShuffleNumerical)
+	return true
 }
 
 func ldpReports(req accountRequest) int64 {

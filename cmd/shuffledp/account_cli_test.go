@@ -5,6 +5,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/event"
 )
 
 func runAccount(t *testing.T, args ...string) (string, error) {
@@ -128,6 +131,75 @@ func TestAccountJSONEchoesUsedParameters(t *testing.T) {
 			if _, ok := m[k]; ok {
 				t.Errorf("%v: %q should not be echoed: %s", c.args, k, out)
 			}
+		}
+	}
+}
+
+// The LDP bound list of `account --help` is generated from package event:
+// every bound of either LDP mechanism has a line, a lower bound says so,
+// a bound of one mechanism names it, the approximate-DP baselines are
+// listed, and no line of the list is wider than 80 columns.
+func TestAccountHelpListsBounds(t *testing.T) {
+	help := newAccountCmd().Long
+	_, list, ok := strings.Cut(help, "Bounds for the LDP mechanisms")
+	if !ok {
+		t.Fatalf("no LDP bound list in\n%s", help)
+	}
+	list, _, _ = strings.Cut(list, "\n\n")
+	// entry returns the text of a bound's entry: its line and the
+	// continuation lines under it.
+	entry := func(name string) string {
+		lines := strings.Split(list, "\n")
+		for i, l := range lines {
+			f := strings.Fields(l)
+			if len(f) == 0 || f[0] != name || !strings.HasPrefix(l, "  "+name+" ") {
+				continue
+			}
+			e := l
+			for _, c := range lines[i+1:] {
+				if !strings.HasPrefix(c, "    ") {
+					break
+				}
+				e += " " + strings.TrimSpace(c)
+			}
+			return e
+		}
+		return ""
+	}
+	seen := 0
+	for _, m := range []string{event.Shuffle, event.SubsampledShuffle} {
+		for _, b := range (event.Event{Mechanism: m}).Bounds() {
+			seen++
+			e := entry(b.Name)
+			if e == "" {
+				t.Errorf("--bound %s (%s) is not listed in\n%s", b.Name, m, list)
+				continue
+			}
+			if !strings.Contains(e, b.Description) {
+				t.Errorf("entry %q lacks the description %q", e, b.Description)
+			}
+			if lower := strings.Contains(e, "a LOWER bound, not a guarantee"); lower != b.Lower {
+				t.Errorf("entry %q: says lower bound %v, want %v", e, lower, b.Lower)
+			}
+		}
+	}
+	if seen < 10 {
+		t.Errorf("only %d bounds checked", seen)
+	}
+	if e := entry(accounting.BoundCCS21Lower); !strings.Contains(e, "--mechanism shuffle only") {
+		t.Errorf("entry %q does not say it is for --mechanism shuffle only", e)
+	}
+	if e := entry("all"); e == "" {
+		t.Error(`no entry for "all"`)
+	}
+	for _, b := range []string{boundFMT20KOV15, boundFMT20Analytic, boundFMT20Numeric} {
+		if !strings.Contains(list, b) {
+			t.Errorf("baseline %s is not listed in\n%s", b, list)
+		}
+	}
+	for _, l := range strings.Split(list, "\n") {
+		if n := len([]rune(l)); n > 80 {
+			t.Errorf("line of %d columns: %q", n, l)
 		}
 	}
 }
