@@ -31,6 +31,8 @@ func (e Event) Bounds() []Bound {
 		return slices.Clone(ldpBounds(e.Mechanism))
 	case isGaussian(e.Mechanism):
 		return gaussianBounds(e.Mechanism)
+	case e.Mechanism == SampledGaussian:
+		return sampledGaussianBounds()
 	}
 	return nil
 }
@@ -79,6 +81,9 @@ func (e Event) Curve(bound string) (accounting.RDP, error) {
 	}
 	if isGaussian(e.Mechanism) {
 		return gaussianCurve(e, bound)
+	}
+	if e.Mechanism == SampledGaussian {
+		return sampledGaussianCurve(e, bound)
 	}
 	if !slices.Contains(accounting.BoundNames(), bound) {
 		return nil, e.unknownBound(bound)

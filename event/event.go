@@ -30,7 +30,7 @@ const (
 
 // Mechanisms returns the mechanism names, sorted.
 func Mechanisms() []string {
-	return []string{CheckinGaussian, Shuffle, ShuffleGaussian, SubsampledShuffle, SubsampledShuffleGaussian}
+	return []string{CheckinGaussian, SampledGaussian, Shuffle, ShuffleGaussian, SubsampledShuffle, SubsampledShuffleGaussian}
 }
 
 // Event is one application of a mechanism with its parameters. A zero field
@@ -44,6 +44,7 @@ func Mechanisms() []string {
 //	shuffle-gaussian             n, sigma >= MinSigma (k zero or n)
 //	subsampled-shuffle-gaussian  n, k (1 <= k <= n), sigma >= MinSigma
 //	checkin-gaussian             n, rate in (0, 1], sigma >= MinSigma
+//	sampled-gaussian             rate in (0, 1], sigma >= MinSigma; n optional (sampled_gaussian.go)
 type Event struct {
 	Mechanism string  `json:"mechanism"`
 	N         int64   `json:"n"`
@@ -80,6 +81,9 @@ func isLDP(m string) bool { return m == Shuffle || m == SubsampledShuffle }
 // Validate checks the parameters of e. Errors name the parameter as the
 // shuffledp flag (--n, --k, --eps0, --sigma, --rate, --mechanism).
 func (e Event) Validate() error {
+	if e.Mechanism == SampledGaussian {
+		return e.validateSampledGaussian() // sampled_gaussian.go
+	}
 	if !isLDP(e.Mechanism) && !isGaussian(e.Mechanism) {
 		return fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(Mechanisms(), ", "), e.Mechanism)
 	}
@@ -167,6 +171,9 @@ func (e Event) reports() int64 {
 // String formats e as mechanism(parameters), listing the parameters the
 // mechanism uses: "subsampled-shuffle(n=60000, k=10000, eps0=1.5)".
 func (e Event) String() string {
+	if e.Mechanism == SampledGaussian {
+		return e.sampledGaussianString()
+	}
 	var p []string
 	add := func(name, v string) { p = append(p, name+"="+v) }
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

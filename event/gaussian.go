@@ -89,6 +89,7 @@ func ResetCaches() {
 	gaussianCurves.Lock()
 	clear(gaussianCurves.m)
 	gaussianCurves.Unlock()
+	resetSampledGaussianCaches()
 }
 
 // gaussianCurve returns the memoised curve of a validated Gaussian event.

@@ -1,0 +1,159 @@
+package event
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/sampledgauss"
+)
+
+func TestSampledGaussianValidate(t *testing.T) {
+	for _, c := range []struct {
+		e    Event
+		flag string // "" = valid
+	}{
+		{Event{Mechanism: SampledGaussian, Rate: 0.004, Sigma: 1.1}, ""},
+		{Event{Mechanism: SampledGaussian, N: 60000, Rate: 0.001, Sigma: 6.66}, ""},
+		{Event{Mechanism: SampledGaussian, Rate: 1, Sigma: MinSigma}, ""},
+		{Event{Mechanism: SampledGaussian, Sigma: 1}, "--rate"},
+		{Event{Mechanism: SampledGaussian, Rate: 1.5, Sigma: 1}, "--rate"},
+		{Event{Mechanism: SampledGaussian, Rate: -0.1, Sigma: 1}, "--rate"},
+		{Event{Mechanism: SampledGaussian, Rate: math.NaN(), Sigma: 1}, "--rate"},
+		{Event{Mechanism: SampledGaussian, Rate: 0.1}, "--sigma"},
+		{Event{Mechanism: SampledGaussian, Rate: 0.1, Sigma: -1}, "--sigma"},
+		{Event{Mechanism: SampledGaussian, Rate: 0.1, Sigma: math.Inf(1)}, "--sigma"},
+		{Event{Mechanism: SampledGaussian, Rate: 0.1, Sigma: 1e-300}, "--sigma"},
+		{Event{Mechanism: SampledGaussian, Rate: 0.1, Sigma: 1, K: 60}, "--k"},
+		{Event{Mechanism: SampledGaussian, Rate: 0.1, Sigma: 1, Eps0: 1}, "--eps0"},
+		{Event{Mechanism: SampledGaussian, N: -1, Rate: 0.1, Sigma: 1}, "--n"},
+	} {
+		err := c.e.Validate()
+		switch {
+		case c.flag == "" && err != nil:
+			t.Errorf("%s: %v", c.e, err)
+		case c.flag != "" && err == nil:
+			t.Errorf("%s: accepted, want an error naming %s", c.e, c.flag)
+		case c.flag != "" && !strings.HasPrefix(err.Error(), c.flag):
+			t.Errorf("%s: error %q does not start with %s", c.e, err, c.flag)
+		}
+	}
+	if !slices.Contains(Mechanisms(), SampledGaussian) || !slices.IsSorted(Mechanisms()) {
+		t.Errorf("Mechanisms() = %v", Mechanisms())
+	}
+}
+
+func TestSampledGaussianJSONAndString(t *testing.T) {
+	for _, c := range []struct {
+		e       Event
+		json, s string
+	}{
+		{Event{Mechanism: SampledGaussian, Rate: 0.004, Sigma: 1.1},
+			`{"mechanism":"sampled-gaussian","n":0,"sigma":1.1,"rate":0.004}`, "sampled-gaussian(rate=0.004, sigma=1.1)"},
+		{Event{Mechanism: SampledGaussian, N: 60000, Rate: 0.001, Sigma: 6.5},
+			`{"mechanism":"sampled-gaussian","n":60000,"sigma":6.5,"rate":0.001}`, "sampled-gaussian(n=60000, rate=0.001, sigma=6.5)"},
+	} {
+		b, err := json.Marshal(c.e)
+		if err != nil || string(b) != c.json {
+			t.Errorf("Marshal(%+v) = %s, %v; want %s", c.e, b, err, c.json)
+		}
+		back, err := Parse(b)
+		if err != nil || back != c.e {
+			t.Errorf("Parse(%s) = %+v, %v", b, back, err)
+		}
+		if got := c.e.String(); got != c.s {
+			t.Errorf("String() = %q, want %q", got, c.s)
+		}
+	}
+	// n may be omitted in JSON.
+	if e, err := Parse([]byte(`{"mechanism":"sampled-gaussian","rate":0.01,"sigma":1}`)); err != nil || e.N != 0 {
+		t.Errorf("Parse without n: %+v, %v", e, err)
+	}
+}
+
+// TestSampledGaussianCurves: mtz19 is package sampledgauss's curve, best
+// equals it and names it, gaussian-cor1 is lambda/(2 sigma^2), and an
+// unknown bound lists the valid ones.
+func TestSampledGaussianCurves(t *testing.T) {
+	e := Event{Mechanism: SampledGaussian, Rate: 0.01, Sigma: 1.3}
+	var names []string
+	for _, b := range e.Bounds() {
+		names = append(names, b.Name)
+		if b.Lower {
+			t.Errorf("%s is marked a lower bound", b.Name)
+		}
+	}
+	if want := []string{BoundMTZ19, BoundGaussianCor1, accounting.BoundBest}; !slices.Equal(names, want) {
+		t.Fatalf("Bounds() = %v, want %v", names, want)
+	}
+	ref, _ := sampledgauss.New(e.Rate, e.Sigma)
+	mtz, err1 := e.Curve(BoundMTZ19)
+	best, err2 := e.Curve("")
+	cor1, err3 := e.Curve(BoundGaussianCor1)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []float64{1.25, 2, 7.5, 64, 1000} {
+		want, _ := ref.RDP(o)
+		a, _ := mtz.RDP(o)
+		b, _ := best.RDP(o)
+		c, _ := cor1.RDP(o)
+		if a != want || b != want {
+			t.Errorf("order %g: mtz19 %g, best %g, sampledgauss %g", o, a, b, want)
+		}
+		if g := o / (2 * e.Sigma * e.Sigma); c < g || c > g*(1+1e-14) || c < a {
+			t.Errorf("order %g: gaussian-cor1 %g, want %g (>= mtz19 %g)", o, c, g, a)
+		}
+		if _, w, err := best.(winnerCurve).RDPWinner(o); err != nil || w != BoundMTZ19 {
+			t.Errorf("order %g: best won by %q, %v", o, w, err)
+		}
+	}
+	if again, _ := e.Curve(BoundMTZ19); again != mtz {
+		t.Error("the curve is not memoised")
+	}
+	var unknown *UnknownBoundError
+	if _, err := e.Curve(BoundICLR23Thm1); !errors.As(err, &unknown) || !slices.Equal(unknown.Valid, names) {
+		t.Errorf("Curve(%s) = %v, want UnknownBoundError listing %v", BoundICLR23Thm1, err, names)
+	}
+}
+
+// TestSampledGaussianEpsilon: Epsilon is accounting's Accountant over the
+// default grid composing sampledgauss's curve T times, rests on no
+// assumption, and composes with shuffle-model events.
+func TestSampledGaussianEpsilon(t *testing.T) {
+	e := Event{Mechanism: SampledGaussian, N: 60000, Rate: 256.0 / 60000, Sigma: 1.1}
+	res, err := Account([]Composed{{Event: e, Count: 14063}}, "", 1e-5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, _ := accounting.NewAccountant(accounting.DefaultOrders())
+	sg, _ := sampledgauss.New(e.Rate, e.Sigma)
+	if err := acct.Compose(sg, 14063); err != nil {
+		t.Fatal(err)
+	}
+	want, err := acct.Epsilon(1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Epsilon != want.Epsilon || res.Order != want.Order {
+		t.Errorf("Account: epsilon %v at order %v; Accountant: %v at %v", res.Epsilon, res.Order, want.Epsilon, want.Order)
+	}
+	if res.Assumption != "" || res.Lower || res.Winner != BoundMTZ19 || res.Rounds != 14063 {
+		t.Errorf("Account: %+v", res)
+	}
+	// Heterogeneous: a central phase then a shuffle-model phase.
+	mixed := []Composed{{Event: e, Count: 1000},
+		{Event: Event{Mechanism: SubsampledShuffleGaussian, N: 60000, K: 60, Sigma: 0.86}, Count: 1000}}
+	g, err := Epsilon(mixed, "", 1e-5, nil)
+	if err != nil || !(g.Epsilon > 0) || math.IsInf(g.Epsilon, 0) {
+		t.Errorf("mixed: %+v, %v", g, err)
+	}
+	g1, _ := Epsilon(mixed[:1], "", 1e-5, nil)
+	if !(g.Epsilon > g1.Epsilon) {
+		t.Errorf("mixed epsilon %g not above the central phase's %g", g.Epsilon, g1.Epsilon)
+	}
+}
