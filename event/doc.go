@@ -10,8 +10,7 @@
 // differential privacy"), or the central-DP baseline, the sampled Gaussian
 // mechanism of DP-SGD (Mironov, Talwar, Zhang 2019). Events serialise to
 // JSON, validate with errors that name the parameter as the shuffledp
-// command-line flag, and build the
-// per-round Rényi-DP curve of a named bound (package accounting). Epsilon
-// composes a list of events and converts to (epsilon, delta)-DP exactly as
-// `shuffledp account` does.
+// command-line flag, and build the per-round Rényi-DP curve of a named
+// bound (package accounting). Epsilon composes a list of events and
+// converts to (epsilon, delta)-DP exactly as `shuffledp account` does.
 package event
