@@ -44,13 +44,14 @@ func child(env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// crashArgs is a run of 60 rounds (6 epochs of 10), fast enough that a
-// kill lands anywhere in the round: sampling, clients, the ledger's SQLite
-// transaction, the release, the checkpoint, the metrics.
+// crashArgs is a run of 200 rounds (20 epochs of 10), each fast enough that
+// a kill lands anywhere in the round (sampling, clients, the ledger's
+// SQLite transaction, the release, the checkpoint, the metrics), and long
+// enough that the kill loop does not finish it.
 func crashArgs(state string, extra ...string) []string {
 	args := []string{"train", "--dataset", "synthetic", "--model", "logreg", "--clients", "200", "--sample", "20",
 		"--randomizer", "rinf", "--clip", "0.1", "--eps0", "2", "--lr", "0.5", "--no-progress", "--test-size", "50",
-		"--epochs", "6", "--eval-every", "3", "--state", state}
+		"--epochs", "20", "--eval-every", "2", "--state", state}
 	return append(args, extra...)
 }
 
@@ -172,7 +173,7 @@ func TestCrashLoop(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !named {
-					time.AfterFunc(time.Duration(50+rng.IntN(400))*time.Millisecond, func() { cmd.Process.Kill() })
+					time.AfterFunc(time.Duration(20+rng.IntN(250))*time.Millisecond, func() { cmd.Process.Kill() })
 				}
 				err := cmd.Wait()
 				switch {
@@ -188,7 +189,7 @@ func TestCrashLoop(t *testing.T) {
 				prevEps = v.epsilon
 			}
 			if kills < 12 {
-				t.Fatalf("only %d of 24 children were killed; the test is not testing crashes", kills)
+				t.Fatalf("only %d of 24 children were killed (the run finished early); the test is not testing crashes", kills)
 			}
 			// The final run completes.
 			cmd := child(nil, crashArgs(state, extra...)...)
@@ -208,11 +209,11 @@ func TestCrashLoop(t *testing.T) {
 			if !crypto && int64(len(distinct)) != v.rounds {
 				t.Fatalf("final: %d distinct batches released, %d debited", len(distinct), v.rounds)
 			}
-			if !crypto && v.rounds != 60 {
-				t.Fatalf("seeded run: ledger holds %d rounds, want 60 (every replayed batch recognised)", v.rounds)
+			if !crypto && v.rounds != 200 {
+				t.Fatalf("seeded run: ledger holds %d rounds, want 200 (every replayed batch recognised)", v.rounds)
 			}
-			if crypto && v.rounds < 60 {
-				t.Fatalf("crypto-noise run: ledger holds %d rounds, fewer than the 60 the model took", v.rounds)
+			if crypto && v.rounds < 200 {
+				t.Fatalf("crypto-noise run: ledger holds %d rounds, fewer than the 200 the model took", v.rounds)
 			}
 			g, err := event.Epsilon([]event.Composed{{Event: event.Event{Mechanism: event.SubsampledShuffle, N: 200, K: 20, Eps0: 2}, Count: v.rounds}}, "best", 1e-5, nil)
 			if err != nil || g.Epsilon != v.epsilon {
@@ -237,8 +238,8 @@ func TestCrashLoop(t *testing.T) {
 				}
 				last = r.Round
 			}
-			if last != 60 {
-				t.Fatalf("metrics end at round %v, want 60", last)
+			if last != 200 {
+				t.Fatalf("metrics end at round %v, want 200", last)
 			}
 			ents, _ := os.ReadDir(state)
 			for _, e := range ents {
