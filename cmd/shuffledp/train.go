@@ -397,6 +397,9 @@ func newTrainPlotCmd() *cobra.Command {
 			if out == "" {
 				return errors.New("out is required (an output file ending in .png, .svg or .pdf)")
 			}
+			if err := statedir.CheckOutputFile("out", out); err != nil { // before reading anything; no directory is created
+				return err
+			}
 			if len(labels) > 0 && len(labels) != len(files) {
 				return fmt.Errorf("label: give one --label per --metrics file (%d files, %d labels)", len(files), len(labels))
 			}
@@ -441,11 +444,6 @@ func newTrainPlotCmd() *cobra.Command {
 			}
 			p.Legend.Top, p.Legend.Left = false, false
 			p.Legend.YOffs = vg.Points(20)
-			if dir := filepath.Dir(out); dir != "" {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return err
-				}
-			}
 			if err := p.Save(6*vg.Inch, 4*vg.Inch, out); err != nil {
 				return fmt.Errorf("out: %w", err)
 			}

@@ -144,3 +144,18 @@ func TestTrainLedgerAgreesWithAccount(t *testing.T) {
 func flockExclusive(f *os.File) error {
 	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 }
+
+// TestTrainPlotDoesNotCreateDirectories: a missing parent of --out is an
+// error naming --out, not a new directory.
+func TestTrainPlotDoesNotCreateDirectories(t *testing.T) {
+	dir := t.TempDir()
+	m := filepath.Join(dir, "m.jsonl")
+	os.WriteFile(m, []byte("{\"round\":1,\"epsilon\":0.5,\"test_accuracy\":0.9}\n"), 0o644)
+	_, err := runTrainCmd(t, "plot", "--metrics", m, "--out", filepath.Join(dir, "missing", "p.png"))
+	if err == nil || !strings.Contains(err.Error(), "--out") {
+		t.Fatalf("plot to a missing directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); !os.IsNotExist(err) {
+		t.Fatal("train plot created the missing directory")
+	}
+}
