@@ -44,7 +44,7 @@ func (e Event) validateSampledGaussian() error {
 		return fmt.Errorf("--n must be >= 1 (the population size) or omitted for --mechanism %s, got %d", SampledGaussian, e.N)
 	}
 	if e.K != 0 {
-		return fmt.Errorf("--k is not used by --mechanism %s (Poisson sampling: the batch size is random; give --rate, the expected batch over n)", SampledGaussian)
+		return fmt.Errorf("--k is not used by --mechanism %s (Poisson sampling: the batch size is random; give --rate, or --k with --n for rate k/n)", SampledGaussian)
 	}
 	if e.Eps0 != 0 {
 		return fmt.Errorf("--eps0 is not used by --mechanism %s (Gaussian noise: use --sigma)", SampledGaussian)

@@ -33,6 +33,10 @@ type accountRequest struct {
 	Orders []float64 // the RDP order grid (default grid unless --orders)
 	// Given reports whether a flag was set on the command line.
 	Given func(flag string) bool
+
+	// ClientSigma is --client-sigma (sampled-gaussian): the per-client noise
+	// multiplier of a shuffle-model run, so that sigma = sqrt(k) * ClientSigma.
+	ClientSigma float64
 }
 
 // accountRow is one line of `account` output: an (epsilon, delta) statement
@@ -185,6 +189,7 @@ func addMechanismFlags(f *pflag.FlagSet, req *accountRequest, ordersSpec *string
 	f.Float64Var(&req.Rate, "rate", 0, "check-in probability per client and round (checkin-gaussian)")
 	f.Float64Var(&req.Eps0, "eps0", 2, "LDP parameter eps0 of each client's randomizer (LDP mechanisms)")
 	f.Float64Var(&req.Sigma, "sigma", 0, "noise multiplier sigma (Gaussian mechanisms)")
+	f.Float64Var(&req.ClientSigma, "client-sigma", 0, "sampled-gaussian: per-client sigma of a shuffle-model run with --k clients; sigma = sqrt(k) * client-sigma")
 	f.Var(countFlag{&req.Steps}, "steps", "number of rounds T")
 	f.Var(fractionFlag{&req.Delta}, "delta", "target delta in (0,1); a quotient such as 1/60000 is accepted")
 	f.StringVar(ordersSpec, "orders", "", `Rényi orders: "lo:hi" (every integer), a comma list, or empty for the mechanism's default grid`)
@@ -355,6 +360,9 @@ func writeAccountJSON(w io.Writer, req accountRequest, rows []accountRow, skippe
 		}
 	}
 	o.Warnings = append(o.Warnings, skipped...)
+	if req.Mechanism == event.SampledGaussian {
+		o.Event = req.event() // the effective rate and sigma (account_sampled_gaussian.go)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(o)
@@ -365,17 +373,21 @@ func writeAccountTable(w io.Writer, req accountRequest, rows []accountRow) {
 	if req.Mechanism == accounting.MechanismShuffle {
 		k = req.N
 	}
-	fmt.Fprintf(w, "mechanism=%s n=%d", req.Mechanism, req.N)
-	if req.Mechanism == accounting.MechanismSubsampledShuffle || req.Given("k") {
-		fmt.Fprintf(w, " k=%d", k)
-	}
-	if req.Given("rate") {
-		fmt.Fprintf(w, " rate=%g", req.Rate)
-	}
-	if req.Given("sigma") {
-		fmt.Fprintf(w, " sigma=%g", req.Sigma)
+	if req.Mechanism == event.SampledGaussian {
+		fmt.Fprintf(w, "%s", req.event()) // the effective rate and sigma (account_sampled_gaussian.go)
 	} else {
-		fmt.Fprintf(w, " eps0=%g", req.Eps0)
+		fmt.Fprintf(w, "mechanism=%s n=%d", req.Mechanism, req.N)
+		if req.Mechanism == accounting.MechanismSubsampledShuffle || req.Given("k") {
+			fmt.Fprintf(w, " k=%d", k)
+		}
+		if req.Given("rate") {
+			fmt.Fprintf(w, " rate=%g", req.Rate)
+		}
+		if req.Given("sigma") {
+			fmt.Fprintf(w, " sigma=%g", req.Sigma)
+		} else {
+			fmt.Fprintf(w, " eps0=%g", req.Eps0)
+		}
 	}
 	fmt.Fprintf(w, " steps=%d delta=%g\n\n", req.Steps, req.Delta)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

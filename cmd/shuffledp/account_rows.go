@@ -14,6 +14,9 @@ import (
 // mechanism does not use is set only when its flag was given, so that
 // event.Validate names it; --k defaults to 1000 and --eps0 to 2.
 func (req accountRequest) event() event.Event {
+	if req.Mechanism == event.SampledGaussian {
+		return req.sampledGaussianEvent() // account_sampled_gaussian.go
+	}
 	e := event.Event{Mechanism: req.Mechanism, N: req.N, Sigma: req.Sigma, Rate: req.Rate}
 	switch {
 	case req.Mechanism == event.SubsampledShuffle || req.Mechanism == event.SubsampledShuffleGaussian || req.Given("k"):
@@ -52,6 +55,9 @@ func accountBoundNames(e event.Event) []string {
 // approximate-DP baseline outside its parameter range) is skipped and
 // explained in skipped, so that the table keeps its usable rows.
 func accountRows(req accountRequest) (rows []accountRow, skipped []string, err error) {
+	if err := req.checkClientSigma(); err != nil { // account_sampled_gaussian.go
+		return nil, nil, err
+	}
 	e := req.event()
 	if err := e.Validate(); err != nil {
 		return nil, nil, err

@@ -83,7 +83,8 @@ func newCalibrateCmd() *cobra.Command {
   --solve k      the largest number of clients sampled per round at fixed n
                  (subsampled-shuffle, subsampled-shuffle-gaussian; epsilon is
                  non-decreasing in k)
-  --solve rate   the largest check-in probability (checkin-gaussian)
+  --solve rate   the largest check-in probability (checkin-gaussian) or
+                 Poisson sampling rate (sampled-gaussian)
 
 The other flags are those of account (--mechanism, --bound, --n, --k, --rate,
 --eps0, --sigma, --steps, --orders); --bound all is not allowed, lower bounds
@@ -91,8 +92,8 @@ are refused. The search brackets the answer and narrows it (Illinois regula
 falsi for sigma, eps0 and rate, to a relative 1e-7, then rounded to 7 significant
 digits in the safe direction; integer bisection for steps and k, exact). The
 reported epsilon is the one account reports at the reported value, never above
-the target. For Gaussian mechanisms the answer inherits Thm 1's worst-case-pair
-assumption (see account --help).`,
+the target. For the shuffle Gaussian mechanisms the answer inherits Thm 1's
+worst-case-pair assumption (see account --help); sampled-gaussian needs none.`,
 		Example: `  shuffledp calibrate --mechanism shuffle-gaussian --n 60000 --steps 100 --delta 1e-5 --epsilon 1 --solve sigma
   shuffledp calibrate --mechanism subsampled-shuffle --n 1e6 --k 1000 --eps0 2 --delta 1e-8 --epsilon 4 --solve steps --json`,
 		Args: cobra.NoArgs,
@@ -143,12 +144,12 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 	if !slices.Contains(event.Mechanisms(), req.Mechanism) {
 		return calibrateOutput{}, fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(event.Mechanisms(), ", "), req.Mechanism)
 	}
-	gauss := isGaussianMechanism(req.Mechanism)
+	gauss := isGaussianMechanism(req.Mechanism) || req.Mechanism == event.SampledGaussian
 	switch solve {
 	case solveSigma:
 		if !gauss {
-			return calibrateOutput{}, fmt.Errorf("--solve sigma needs a Gaussian --mechanism (%s, %s, %s); for %s solve eps0",
-				event.ShuffleGaussian, event.SubsampledShuffleGaussian, event.CheckinGaussian, req.Mechanism)
+			return calibrateOutput{}, fmt.Errorf("--solve sigma needs a Gaussian --mechanism (%s, %s, %s, %s); for %s solve eps0",
+				event.ShuffleGaussian, event.SubsampledShuffleGaussian, event.CheckinGaussian, event.SampledGaussian, req.Mechanism)
 		}
 	case solveEps0:
 		if gauss {
@@ -161,8 +162,8 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 				event.SubsampledShuffle, event.SubsampledShuffleGaussian, req.Mechanism)
 		}
 	case solveRate:
-		if req.Mechanism != event.CheckinGaussian {
-			return calibrateOutput{}, fmt.Errorf("--solve rate needs --mechanism %s, got %s", event.CheckinGaussian, req.Mechanism)
+		if req.Mechanism != event.CheckinGaussian && req.Mechanism != event.SampledGaussian {
+			return calibrateOutput{}, fmt.Errorf("--solve rate needs --mechanism %s or %s, got %s", event.CheckinGaussian, event.SampledGaussian, req.Mechanism)
 		}
 	case solveSteps:
 	default:
@@ -325,6 +326,9 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 		out.K, out.Sigma = &final.K, &final.Sigma
 	case event.CheckinGaussian:
 		out.Rate, out.Sigma = &final.Rate, &final.Sigma
+	case event.SampledGaussian:
+		e := final.event() // the effective rate and sigma; n only if given
+		out.N, out.Rate, out.Sigma = e.N, &e.Rate, &e.Sigma
 	default:
 		if final.Given("sigma") {
 			out.Sigma = &final.Sigma
@@ -340,7 +344,10 @@ func writeCalibrateText(w io.Writer, o calibrateOutput) {
 	if o.Solve == solveSteps || o.Solve == solveK {
 		val = strconv.FormatFloat(o.Value, 'f', 0, 64)
 	}
-	fmt.Fprintf(w, "%s = %s: epsilon %.10g <= target %g at delta %g (mechanism %s, n=%d", o.Solve, val, o.Epsilon, o.TargetEpsilon, o.Delta, o.Mechanism, o.N)
+	fmt.Fprintf(w, "%s = %s: epsilon %.10g <= target %g at delta %g (mechanism %s", o.Solve, val, o.Epsilon, o.TargetEpsilon, o.Delta, o.Mechanism)
+	if o.N != 0 { // sampled-gaussian without --n
+		fmt.Fprintf(w, ", n=%d", o.N)
+	}
 	if o.K != nil {
 		fmt.Fprintf(w, ", k=%d", *o.K)
 	}
