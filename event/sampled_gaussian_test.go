@@ -157,3 +157,41 @@ func TestSampledGaussianEpsilon(t *testing.T) {
 		t.Errorf("mixed epsilon %g not above the central phase's %g", g.Epsilon, g1.Epsilon)
 	}
 }
+
+// TestSampledGaussianExtremes: at the edges of the valid parameters every
+// bound's RDP is finite and non-negative or an error, and Epsilon is finite
+// and non-negative or an error (FuzzEvent's property for this mechanism).
+func TestSampledGaussianExtremes(t *testing.T) {
+	for _, e := range []Event{
+		{Mechanism: SampledGaussian, Rate: 1e-300, Sigma: MinSigma},
+		{Mechanism: SampledGaussian, Rate: 1e-300, Sigma: 1e100},
+		{Mechanism: SampledGaussian, Rate: 1, Sigma: MinSigma},
+		{Mechanism: SampledGaussian, Rate: 1, Sigma: 1e100},
+		{Mechanism: SampledGaussian, Rate: 0.5, Sigma: 1e-3},
+		{Mechanism: SampledGaussian, Rate: 1 - 1e-16, Sigma: 0.2},
+		{Mechanism: SampledGaussian, Rate: 5e-324, Sigma: 1},
+	} {
+		if err := e.Validate(); err != nil {
+			t.Fatalf("%s: %v", e, err)
+		}
+		for _, b := range e.Bounds() {
+			c, err := e.Curve(b.Name)
+			if err != nil {
+				t.Fatalf("%s %s: %v", e, b.Name, err)
+			}
+			for _, o := range []float64{1.01, 1.5, 2, 3.5, 16, 64, 4096} {
+				v, err := c.RDP(o)
+				if err == nil && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
+					t.Errorf("%s %s at order %g: %g", e, b.Name, o, v)
+				}
+				if err != nil && !errors.Is(err, accounting.ErrOrderUnsupported) {
+					t.Errorf("%s %s at order %g: %v", e, b.Name, o, err)
+				}
+			}
+		}
+		g, err := Epsilon([]Composed{{Event: e, Count: 1000}}, "", 1e-6, nil)
+		if err == nil && (math.IsNaN(g.Epsilon) || math.IsInf(g.Epsilon, 0) || g.Epsilon < 0) {
+			t.Errorf("%s: epsilon %g", e, g.Epsilon)
+		}
+	}
+}
