@@ -5,6 +5,12 @@
 // unbiased estimate of the sum of the clipped gradients, averages, takes a
 // gradient step and projects.
 //
+// The step may be post-processed (Config.Optimizer: momentum, Nesterov,
+// Adam; Config.EMA: an exponential moving average of the iterates for
+// evaluation; any Schedule): these touch only the released average and
+// the server's own state, so the run's privacy guarantee and its
+// accounting are unchanged.
+//
 // The server never learns which clients were sampled: amplification by
 // subsampling (NeurIPS'21 Theorem 1) holds against the server only if the
 // sample is hidden from it. No method of Server takes or returns a client
@@ -23,10 +29,15 @@ import (
 	"github.com/shuffledp/shuffledp/randomizer"
 )
 
-// Schedule gives the learning rate eta of an epoch (counted from 0); an
-// epoch is n/k steps.
+// Schedule gives the learning rate eta of a step from the progress of
+// training: epoch = s*k/n, the epochs completed before the step (s the
+// steps taken before it; an epoch is n/k steps), fractional within an
+// epoch. A piecewise-constant schedule by epoch reads floor(epoch), which is
+// exact: s*k/n is computed as float64(s*k)/float64(n) of integers below
+// 2^53, and a correctly rounded quotient of such integers never rounds
+// onto an integer it is not.
 type Schedule interface {
-	Rate(epoch int) float64
+	Rate(epoch float64) float64
 }
 
 // Config configures a Server.
@@ -39,6 +50,13 @@ type Config struct {
 	// ball of that radius after every step (Algorithm 1, line 11); 0
 	// means no projection.
 	ProjectRadius float64
+	// Optimizer turns the average into a step; the zero value is SGD
+	// (Algorithm 1, line 10).
+	Optimizer Optimizer
+	// EMA, if positive, is the decay beta of an exponential moving average
+	// of the iterates (debiased; see Averaged), kept for evaluation; 0
+	// means none. It never feeds back into the model.
+	EMA float64
 	// Opener opens sealed reports (nil only for protocol.RandomizerNone).
 	Opener protocol.Opener
 	// Receipts, if not nil, records every batch received, before it is
@@ -55,6 +73,23 @@ type Server struct {
 	steps  int64
 	sum    []float64
 	opened [][]byte // scratch: the opened reports of a batch
+	opt    optimizerState
+	avg    *average // nil without EMA
+}
+
+// State is the server's state: all a checkpoint needs to continue a run
+// bit for bit. The slices of a State returned by Server.State are the
+// server's own, valid until its next step.
+type State struct {
+	// Steps is the number of steps taken; Params the model parameters.
+	Steps  int64
+	Params []float64
+	// Velocity is the momentum optimizers' v (nil for the others).
+	Velocity []float64
+	// Moment1 and Moment2 are Adam's m and v (nil for the others).
+	Moment1, Moment2 []float64
+	// Average is the EMA's undebiased sum z_t (nil without EMA).
+	Average []float64
 }
 
 // Step describes one model step.
@@ -84,7 +119,16 @@ func New(cfg Config, m model.Model) (*Server, error) {
 	if cfg.ProjectRadius < 0 || math.IsNaN(cfg.ProjectRadius) || math.IsInf(cfg.ProjectRadius, 0) {
 		return nil, fmt.Errorf("project-radius must be >= 0 and finite (0 = no projection), got %g", cfg.ProjectRadius)
 	}
-	s := &Server{cfg: cfg, model: m, sum: make([]float64, cfg.Run.Dim)}
+	if err := cfg.Optimizer.Validate(); err != nil {
+		return nil, err
+	}
+	if err := validateEMA(cfg.EMA); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, model: m, sum: make([]float64, cfg.Run.Dim), opt: newOptimizerState(cfg.Optimizer, cfg.Run.Dim)}
+	if cfg.EMA > 0 {
+		s.avg = &average{beta: cfg.EMA, z: make([]float64, cfg.Run.Dim)}
+	}
 	if cfg.Run.Randomizer != protocol.RandomizerNone {
 		if cfg.Opener == nil {
 			return nil, errors.New("server: an opener is required for a private randomizer")
@@ -112,18 +156,70 @@ func (s *Server) Model() protocol.Model {
 	return protocol.Model{Run: s.cfg.Run.Run, Version: s.steps, Params: s.model.Params()}
 }
 
-// Restore sets the server's state to a checkpointed one: steps taken and
-// parameters.
-func (s *Server) Restore(steps int64, params []float64) error {
-	if steps < 0 {
-		return fmt.Errorf("server: steps must be >= 0, got %d", steps)
+// State returns the server's state (its own slices, not copies).
+func (s *Server) State() State {
+	st := State{Steps: s.steps, Params: s.model.Params(), Velocity: s.opt.velocity, Moment1: s.opt.m1, Moment2: s.opt.m2}
+	if s.avg != nil {
+		st.Average = s.avg.z
 	}
-	if len(params) != s.cfg.Run.Dim {
-		return fmt.Errorf("server: %d parameters, model has %d", len(params), s.cfg.Run.Dim)
+	return st
+}
+
+// Restore sets the server's state to a checkpointed one. Every vector the
+// server's optimizer and EMA keep must be present, of the model's length,
+// and no other; nothing changes on an error.
+func (s *Server) Restore(st State) error {
+	if st.Steps < 0 {
+		return fmt.Errorf("server: steps must be >= 0, got %d", st.Steps)
 	}
-	copy(s.model.Params(), params)
-	s.steps = steps
+	d := s.cfg.Run.Dim
+	have := s.State()
+	for _, v := range []struct {
+		name      string
+		got, want []float64
+	}{
+		{"parameters", st.Params, have.Params},
+		{"momentum velocity", st.Velocity, have.Velocity},
+		{"Adam first moments", st.Moment1, have.Moment1},
+		{"Adam second moments", st.Moment2, have.Moment2},
+		{"EMA", st.Average, have.Average},
+	} {
+		switch {
+		case v.want == nil && v.got != nil:
+			return fmt.Errorf("server: state has %s, the server (optimizer %s, ema %g) keeps none", v.name, s.cfg.Optimizer.Kind(), s.cfg.EMA)
+		case v.want != nil && len(v.got) != d:
+			return fmt.Errorf("server: state has %d values of %s, the server (optimizer %s, ema %g) keeps %d", len(v.got), v.name, s.cfg.Optimizer.Kind(), s.cfg.EMA, d)
+		}
+	}
+	copy(s.model.Params(), st.Params)
+	copy(s.opt.velocity, st.Velocity)
+	copy(s.opt.m1, st.Moment1)
+	copy(s.opt.m2, st.Moment2)
+	if s.avg != nil {
+		copy(s.avg.z, st.Average)
+	}
+	s.steps = st.Steps
 	return nil
+}
+
+// Averaged writes the exponential moving average of the iterates (Config.EMA)
+// into dst (of the model's length) and returns true; false, writing nothing,
+// without EMA. After t >= 1 steps it is
+//
+//	z_t / (1 - beta^t),  z_t = beta z_{t-1} + (1 - beta) theta_t,  z_0 = 0,
+//
+// the beta^(t-i)-weighted mean of the iterates theta_1..theta_t; before the
+// first step it is theta_0.
+func (s *Server) Averaged(dst []float64) bool {
+	if s.avg == nil {
+		return false
+	}
+	if s.steps == 0 {
+		copy(dst, s.model.Params())
+	} else {
+		s.avg.value(dst, s.steps)
+	}
+	return true
 }
 
 // Receive is Algorithm 1, lines 10–11, for one shuffled batch: it records
@@ -188,19 +284,21 @@ func (s *Server) ApplySum(sum []float64, reports int) (Step, error) {
 	return s.step(reports), nil
 }
 
-// step applies theta <- Pi(theta - eta/m * sum) for a sum of m reports.
+// step applies theta <- Pi(theta - eta/m * sum) for a sum of m reports
+// (or the optimizer's step on g = sum/m), then updates the EMA.
 func (s *Server) step(m int) Step {
-	epoch := int(s.steps * int64(s.cfg.Run.PerRound) / int64(s.cfg.Run.Population))
-	lr := s.cfg.LR.Rate(epoch)
+	done := s.steps * int64(s.cfg.Run.PerRound)
+	epoch := int(done / int64(s.cfg.Run.Population))
+	lr := s.cfg.LR.Rate(float64(done) / float64(s.cfg.Run.Population))
 	params := s.model.Params()
-	scale := lr / float64(m)
-	for i, g := range s.sum {
-		params[i] -= scale * g
-	}
+	s.cfg.Optimizer.apply(&s.opt, params, s.sum, m, lr, s.steps+1)
 	if s.cfg.ProjectRadius > 0 {
 		projectL2(params, s.cfg.ProjectRadius)
 	}
 	s.steps++
+	if s.avg != nil {
+		s.avg.update(params)
+	}
 	return Step{Step: s.steps, Epoch: epoch, LR: lr, Reports: m}
 }
 

@@ -17,13 +17,13 @@ import (
 
 type constLR float64
 
-func (c constLR) Rate(int) float64 { return float64(c) }
+func (c constLR) Rate(float64) float64 { return float64(c) }
 
 // stepLR is 1 in epoch 0 and 0.5 afterwards.
 type stepLR struct{}
 
-func (stepLR) Rate(e int) float64 {
-	if e == 0 {
+func (stepLR) Rate(e float64) float64 {
+	if e < 1 {
 		return 1
 	}
 	return 0.5

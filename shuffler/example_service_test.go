@@ -89,4 +89,4 @@ func ExampleService() {
 
 type constantLR float64
 
-func (c constantLR) Rate(int) float64 { return float64(c) }
+func (c constantLR) Rate(float64) float64 { return float64(c) }

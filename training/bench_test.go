@@ -164,7 +164,7 @@ func BenchmarkRoundRelease(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv, err := server.New(server.Config{Run: tr.RunConfig(), LR: cfg.LR, Opener: protocol.Plaintext{}, Receipts: &server.MemoryReceipts{}}, m)
+		srv, err := server.New(server.Config{Run: tr.RunConfig(), LR: cfg.Schedule(), Opener: protocol.Plaintext{}, Receipts: &server.MemoryReceipts{}}, m)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/shuffledp/shuffledp/server"
 	"github.com/shuffledp/shuffledp/statedir"
 )
 
@@ -18,8 +19,10 @@ const checkpointMagic = "shuffledp-train-checkpoint\n"
 
 // checkpointVersion is bumped whenever the layout of checkpointState
 // changes meaning. Version 1 (one flat state of the single-struct trainer)
-// is still read.
-const checkpointVersion = 2
+// and version 2 (roles, before the server had an optimizer or an EMA) are
+// still read; both were written by plain SGD without EMA, and resume only
+// into such a run.
+const checkpointVersion = 3
 
 // checkpointState is everything a resumed run needs to continue bit for bit,
 // by role: the server's (model parameters and steps taken), the shuffler's
@@ -56,10 +59,17 @@ type checkpointState struct {
 	Params       []float64
 }
 
-// serverState is the server role's state: its model.
+// serverState is the server role's state: its model, and (version 3) its
+// optimizer and EMA with the parameters that give their state meaning.
 type serverState struct {
 	Steps  int64
 	Params []float64
+
+	Optimizer                       string // server.Optimizer.Kind()
+	Momentum, Beta1, Beta2, AdamEps float64
+	EMA                             float64
+	Velocity, Moment1, Moment2      []float64
+	Average                         []float64
 }
 
 // shufflerState is the shuffler role's simulation state. SIMULATION ONLY:
@@ -87,11 +97,17 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 		Clients: t.cfg.Clients, Sample: t.cfg.Sample, Randomizer: t.cfg.Randomizer,
 		ClipNorm: t.cfg.ClipNorm, Clip: t.cfg.Clip, ClampLinf: t.cfg.ClampLinf, Eps0: t.cfg.Eps0, Seed: t.cfg.Seed,
 		Project: t.cfg.ProjectRadius, Crypto: t.cfg.CryptoNoise,
-		Server:   serverState{Steps: t.server.Steps(), Params: t.model.Params()},
+		Server:   t.serverState(),
 		Shuffler: shufflerState{RNG: rng, LastRound: last},
 	}
+	return encodeCheckpoint(w, &st)
+}
+
+// encodeCheckpoint writes the magic line, the gob encoding of st and its
+// SHA-256.
+func encodeCheckpoint(w io.Writer, st any) error {
 	var body bytes.Buffer
-	if err := gob.NewEncoder(&body).Encode(&st); err != nil {
+	if err := gob.NewEncoder(&body).Encode(st); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	sum := sha256.Sum256(body.Bytes())
@@ -100,6 +116,16 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 	bw.Write(body.Bytes())
 	bw.Write(sum[:])
 	return bw.Flush()
+}
+
+// serverState returns the server's checkpointed state.
+func (t *Trainer) serverState() serverState {
+	st, o := t.server.State(), t.cfg.Optimizer
+	return serverState{
+		Steps: st.Steps, Params: st.Params,
+		Optimizer: o.Kind(), Momentum: o.Momentum, Beta1: o.Beta1, Beta2: o.Beta2, AdamEps: o.Epsilon, EMA: t.cfg.EMA,
+		Velocity: st.Velocity, Moment1: st.Moment1, Moment2: st.Moment2, Average: st.Average,
+	}
 }
 
 // SaveCheckpoint writes the checkpoint to path atomically
@@ -120,9 +146,10 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 // ReadCheckpoint restores the trainer's state from r. The trainer must have
 // been created with the same model architecture and the same privacy- and
 // randomness-relevant parameters (clients, sample, randomizer, clip-norm,
-// clip, eps0, seed, projection); a mismatch is an error naming the flag.
-// Epochs, learning rate, delta, target epsilon, evaluation period and
-// workers may differ.
+// clip, eps0, seed, projection), and the same server optimizer with the
+// same parameters and EMA decay (their state means nothing under others);
+// a mismatch is an error naming the flag. Epochs, learning rate schedule,
+// delta, target epsilon, evaluation period and workers may differ.
 func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 	raw, err := io.ReadAll(r)
 	if err != nil {
@@ -147,6 +174,7 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 	case 1: // the single-struct trainer: round ids were 1..rounds
 		st.Server = serverState{Steps: int64(st.Round), Params: st.Params}
 		st.Shuffler = shufflerState{RNG: st.RNG, LastRound: int64(st.LedgerRounds)}
+	case 2:
 	case checkpointVersion:
 	default:
 		return fmt.Errorf("resume: checkpoint version %d, this build reads 1 and %d", st.Version, checkpointVersion)
@@ -178,6 +206,19 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 		return mismatch("project-radius", st.Project, c.ProjectRadius)
 	case st.Crypto != c.CryptoNoise:
 		return mismatch("crypto-noise", st.Crypto, c.CryptoNoise)
+	case st.Version < 3 && (c.Optimizer.Kind() != server.OptimizerSGD || c.EMA != 0):
+		return fmt.Errorf("resume: the checkpoint (version %d) was written by plain SGD without EMA, before the server had an optimizer; it resumes only with --optimizer sgd and --ema 0, not %s and ema %g",
+			st.Version, c.Optimizer, c.EMA)
+	case st.Version >= 3 && st.Server.Optimizer != c.Optimizer.Kind():
+		return mismatch("optimizer", st.Server.Optimizer, c.Optimizer.Kind())
+	case st.Version >= 3 && st.Server.Momentum != c.Optimizer.Momentum:
+		return mismatch("momentum", st.Server.Momentum, c.Optimizer.Momentum)
+	case st.Version >= 3 && (st.Server.Beta1 != c.Optimizer.Beta1 || st.Server.Beta2 != c.Optimizer.Beta2):
+		return mismatch("adam-betas", fmt.Sprintf("%g,%g", st.Server.Beta1, st.Server.Beta2), fmt.Sprintf("%g,%g", c.Optimizer.Beta1, c.Optimizer.Beta2))
+	case st.Version >= 3 && st.Server.AdamEps != c.Optimizer.Epsilon:
+		return mismatch("adam-eps", st.Server.AdamEps, c.Optimizer.Epsilon)
+	case st.Version >= 3 && st.Server.EMA != c.EMA:
+		return mismatch("ema", st.Server.EMA, c.EMA)
 	case len(st.Server.Params) != t.model.NumParams():
 		return fmt.Errorf("resume: checkpoint holds %d parameters, model has %d", len(st.Server.Params), t.model.NumParams())
 	case st.Server.Steps < 0 || st.Shuffler.LastRound < 0:
@@ -186,7 +227,8 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 	if err := t.sim.master.UnmarshalBinary(st.Shuffler.RNG); err != nil {
 		return fmt.Errorf("resume: generator state: %w", err)
 	}
-	if err := t.server.Restore(st.Server.Steps, st.Server.Params); err != nil {
+	if err := t.server.Restore(server.State{Steps: st.Server.Steps, Params: st.Server.Params, Velocity: st.Server.Velocity,
+		Moment1: st.Server.Moment1, Moment2: st.Server.Moment2, Average: st.Server.Average}); err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
 	if err := t.newShuffler(st.Shuffler.LastRound); err != nil {

@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/server"
 )
 
 // Randomizer names accepted by Config.Randomizer.
@@ -22,7 +23,7 @@ const (
 	// RandomizerR2 is R_2 = Quan∘Priv of Girgis et al. on the l_2 ball.
 	RandomizerR2 = "r2"
 	// RandomizerPrivUnit is PrivUnit2 (Bhowmick et al. 2018) on the l_2
-	// ball, the R_2 that NeurIPS'21 Fig. 5(b) names ("R_2 ... (PrivUnit)");
+	// ball, the R_2 that arXiv Fig. 5(b) (NeurIPS'21 supplement Fig. 6) names ("R_2 ... (PrivUnit)");
 	// its reports are d float64s, with far smaller variance than
 	// Quan∘Priv's one-coordinate reports.
 	RandomizerPrivUnit = "privunit"
@@ -101,6 +102,20 @@ type Config struct {
 	Epochs float64
 	// LR is the learning-rate schedule (--lr).
 	LR LRSchedule
+	// LRWarmup is the length in epochs of a linear learning-rate warm-up
+	// (--lr-warmup); 0 means none. See Schedule.
+	LRWarmup float64
+	// LRDecay multiplies the learning rate by a decay factor (--lr-decay);
+	// the zero value is none.
+	LRDecay LRDecay
+	// Optimizer is the server's optimizer (--optimizer, --momentum,
+	// --adam-betas, --adam-eps); the zero value is SGD, Algorithm 1.
+	// Like LRWarmup, LRDecay and EMA it post-processes the released
+	// average and leaves the privacy accounting unchanged.
+	Optimizer server.Optimizer
+	// EMA, if positive, is the decay of an exponential moving average of
+	// the parameters that is evaluated beside them (--ema); 0 means none.
+	EMA float64
 	// Seed seeds every random choice of the simulation (--seed): client
 	// sampling, randomizer noise and the shuffler's permutation.
 	Seed uint64
@@ -177,6 +192,18 @@ func (c *Config) Validate() error {
 	if len(c.LR.Rates) == 0 {
 		return fmt.Errorf("lr: empty schedule")
 	}
+	if !(c.LRWarmup >= 0) || math.IsInf(c.LRWarmup, 0) {
+		return fmt.Errorf("lr-warmup must be >= 0 and finite (0 = no warm-up), got %g", c.LRWarmup)
+	}
+	if err := c.LRDecay.Validate(); err != nil {
+		return err
+	}
+	if err := c.Optimizer.Validate(); err != nil {
+		return err
+	}
+	if !(c.EMA >= 0 && c.EMA < 1) {
+		return fmt.Errorf("ema must be in [0, 1) (0 = off), got %g", c.EMA)
+	}
 	if c.TargetEpsilon < 0 || math.IsNaN(c.TargetEpsilon) || math.IsInf(c.TargetEpsilon, 0) {
 		return fmt.Errorf("target-epsilon must be >= 0 and finite (0 = no target), got %g", c.TargetEpsilon)
 	}
@@ -196,6 +223,12 @@ func (c *Config) Validate() error {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	return nil
+}
+
+// Schedule returns the learning-rate schedule the server steps with: LR
+// with LRWarmup and LRDecay.
+func (c *Config) Schedule() Schedule {
+	return Schedule{Base: c.LR, Warmup: c.LRWarmup, Decay: c.LRDecay, StepEpochs: float64(c.Sample) / float64(c.Clients)}
 }
 
 // TotalRounds is ceil(Epochs * n / k).

@@ -73,6 +73,28 @@ func (t *Trainer) Evaluate(ds *data.Dataset) Evaluation {
 	}
 }
 
+// EvaluateAveraged evaluates, on ds (the test set when ds is nil), the
+// exponential moving average of the parameters the server keeps
+// (Config.EMA), and reports false without one. The model's parameters are
+// swapped for the average and restored bit for bit.
+func (t *Trainer) EvaluateAveraged(ds *data.Dataset) (Evaluation, bool) {
+	if t.cfg.EMA == 0 {
+		return Evaluation{}, false
+	}
+	params := t.model.Params()
+	if t.avgScratch == nil {
+		t.avgScratch = make([]float64, 2*len(params))
+	}
+	avg, saved := t.avgScratch[:len(params)], t.avgScratch[len(params):]
+	if !t.server.Averaged(avg) {
+		return Evaluation{}, false
+	}
+	copy(saved, params)
+	copy(params, avg)
+	defer copy(params, saved)
+	return t.Evaluate(ds), true
+}
+
 // crossEntropy returns -log softmax(logits)[label], computed stably by
 // log-sum-exp, and the predicted class (first largest logit).
 func crossEntropy(logits []float64, label int) (float64, int) {

@@ -3,8 +3,13 @@ package training
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
+
+	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/server"
 )
 
 // Record is one evaluation, written as one JSON object per line by the
@@ -14,17 +19,29 @@ type Record struct {
 	Epoch float64 `json:"epoch"`
 	// Round is the number of rounds completed.
 	Round int `json:"round"`
-	// TestAccuracy and TestLoss are measured on the test set.
+	// TestAccuracy and TestLoss are measured on the test set, at the
+	// model's parameters (the raw iterate).
 	TestAccuracy *float64 `json:"test_accuracy"`
 	TestLoss     *float64 `json:"test_loss"`
+	// TestAccuracyEMA and TestLossEMA are measured at the exponential
+	// moving average of the parameters (Config.EMA; absent without it).
+	TestAccuracyEMA *float64 `json:"test_accuracy_ema,omitempty"`
+	TestLossEMA     *float64 `json:"test_loss_ema,omitempty"`
 	// TrainLoss is the mean loss of the sampled clients' examples over the
 	// rounds since the previous evaluation (null at round 0).
 	TrainLoss *float64 `json:"train_loss"`
 	// Epsilon is the (epsilon, Delta)-DP guarantee of all rounds so far
 	// (null without a randomizer); RDPOrder is the order that attained it.
-	Epsilon  *float64 `json:"epsilon"`
-	Delta    float64  `json:"delta"`
-	RDPOrder *float64 `json:"rdp_order,omitempty"`
+	Epsilon *float64 `json:"epsilon"`
+	// EpsilonNeurIPS21 is the guarantee at Delta of the same rounds by
+	// NeurIPS'21 Theorem 1 alone (bound neurips21-upper composed over the
+	// ledger's events: the paper's own accounting, what `shuffledp account
+	// --bound neurips21-upper` gives), for comparisons with the paper at
+	// equal accounting; null without a randomizer. It is never below
+	// Epsilon, which takes the pointwise minimum with every other bound.
+	EpsilonNeurIPS21 *float64 `json:"epsilon_neurips21"`
+	Delta            float64  `json:"delta"`
+	RDPOrder         *float64 `json:"rdp_order,omitempty"`
 	// OrderAtGridEdge warns that the best order was at the edge of the
 	// accountant's order grid (a wider grid might give a smaller epsilon).
 	OrderAtGridEdge bool `json:"rdp_order_at_grid_edge,omitempty"`
@@ -39,6 +56,11 @@ type Record struct {
 	BoundWinner string `json:"bound_winner,omitempty"`
 	// LR is the learning rate of the last round.
 	LR float64 `json:"lr"`
+	// Optimizer is the server's optimizer with its parameters
+	// (server.Optimizer.String), absent for SGD; EMA the decay of the
+	// evaluated average, absent without one.
+	Optimizer string  `json:"optimizer,omitempty"`
+	EMA       float64 `json:"ema,omitempty"`
 	// WallSeconds is the wall time since this process started training
 	// (a resumed run starts again from 0).
 	WallSeconds float64 `json:"wall_seconds"`
@@ -104,7 +126,7 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 	var (
 		lossSum       float64
 		lossRounds    int
-		lastLR        = t.cfg.LR.Rate(t.cfg.EpochOf(max(t.Round()-1, 0)))
+		lastLR        = t.cfg.Schedule().Rate(t.cfg.EpochsDone(max(t.Round()-1, 0)))
 		trainTime     time.Duration
 		updatesAtEval int64 = t.updates
 		evaluated     bool
@@ -118,7 +140,13 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			WallSeconds: time.Since(start).Seconds(),
 			Model:       t.model.Name(), Randomizer: t.cfg.Randomizer, ClipNorm: t.cfg.ClipNorm, ClampLinf: t.cfg.ClampLinf,
 			Clip: t.cfg.Clip, Eps0: t.cfg.Eps0, Clients: t.cfg.Clients, Sample: t.cfg.Sample, Seed: t.cfg.Seed,
-			Command: t.cfg.Command,
+			Command: t.cfg.Command, EMA: t.cfg.EMA,
+		}
+		if k := t.cfg.Optimizer.Kind(); k != server.OptimizerSGD {
+			rec.Optimizer = t.cfg.Optimizer.String()
+		}
+		if ea, ok := t.EvaluateAveraged(nil); ok {
+			rec.TestAccuracyEMA, rec.TestLossEMA = finiteOrNil(ea.Accuracy), finiteOrNil(ea.Loss)
 		}
 		if t.cfg.Randomizer == RandomizerNone {
 			rec.Eps0 = 0
@@ -141,6 +169,11 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			}
 			lr := t.ledger.Rounds()
 			rec.LedgerRounds = &lr
+			paper, err := event.Epsilon(t.ledger.Events(), accounting.BoundNeurIPS21Upper, t.cfg.Delta, nil)
+			if err != nil {
+				return fmt.Errorf("epsilon_neurips21: %w", err)
+			}
+			rec.EpsilonNeurIPS21 = &paper.Epsilon
 		}
 		lossSum, lossRounds, trainTime, updatesAtEval = 0, 0, 0, t.updates
 		evaluated = true

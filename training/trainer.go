@@ -78,7 +78,8 @@ type Trainer struct {
 	shards  [][]float64 // non-private baseline: per-shard partial sums
 	sum     []float64
 
-	updates int64 // client updates processed by this process (for throughput)
+	updates    int64     // client updates processed by this process (for throughput)
+	avgScratch []float64 // EvaluateAveraged: the average and the saved parameters
 }
 
 // RoundStats describes one completed round.
@@ -208,7 +209,8 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 	if cfg.Randomizer != RandomizerNone {
 		opener = protocol.Plaintext{}
 	}
-	t.server, err = server.New(server.Config{Run: t.run, LR: cfg.LR, ProjectRadius: cfg.ProjectRadius, Opener: opener, Receipts: o.receipts}, m)
+	t.server, err = server.New(server.Config{Run: t.run, LR: cfg.Schedule(), ProjectRadius: cfg.ProjectRadius,
+		Optimizer: cfg.Optimizer, EMA: cfg.EMA, Opener: opener, Receipts: o.receipts}, m)
 	if err != nil {
 		return nil, err
 	}
