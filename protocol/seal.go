@@ -34,8 +34,9 @@ type Opener interface {
 // SIMULATION ONLY: with Plaintext the shuffler (and anyone on the path)
 // can read every report, and a report opens for any run and round. It
 // serves the in-process simulation, where all roles share one address
-// space anyway. A deployment seals with HPKE (RFC 9180) to the server's
-// key, the binding in the info string (issue 14).
+// space anyway. A deployment seals with HPKESealer and opens with
+// HPKEOpener: HPKE (RFC 9180) to the server's key, bound to the run, the
+// round, the key ID and a random report ID.
 type Plaintext struct{}
 
 // Seal implements Sealer: it returns report itself.
