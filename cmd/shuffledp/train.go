@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/model"
+	"github.com/shuffledp/shuffledp/server"
 	"github.com/shuffledp/shuffledp/statedir"
 	"github.com/shuffledp/shuffledp/training"
 )
@@ -49,7 +51,30 @@ type trainFlags struct {
 	workers                 int
 	cryptoNoise, noProgress bool
 	testSize                int
+	// Server post-processing (privacy-free) and presets.
+	optimizer, adamBetas string
+	momentum, adamEps    float64
+	ema, lrWarmup        float64
+	lrDecay, preset      string
 }
+
+// trainPostHelp describes the server's post-processing flags in train --help.
+const trainPostHelp = `
+
+Server post-processing (privacy-free): the server may step with momentum,
+Nesterov momentum or Adam instead of SGD (--optimizer), shape the learning rate
+with a linear warm-up and a cosine or step decay on top of --lr (--lr-warmup,
+--lr-decay), and evaluate an exponential moving average of the parameters
+beside them (--ema; metrics test_accuracy_ema and test_loss_ema). All of them
+only transform the average the shuffler released, so the privacy guarantee and
+its accounting are unchanged. The learning rate of the step s+1 (s counted from
+0, e = s*k/n the epochs done) is
+  lr(floor(e)) * min(1, (e + k/n)/WARMUP) * decay(e),
+  decay: none | cosine:END[:MIN] = MIN + (1-MIN)(1 + cos(pi min(e,END)/END))/2
+         | step:EVERY:GAMMA = GAMMA^floor(floor(e)/EVERY).
+Every metrics record carries epsilon (our best bound) and epsilon_neurips21
+(NeurIPS'21 Thm 1 alone, the paper's own accounting, as account --bound
+neurips21-upper gives it).`
 
 func newTrainCmd() *cobra.Command {
 	var f trainFlags
@@ -60,7 +85,7 @@ func newTrainCmd() *cobra.Command {
 simulation: each of --clients clients holds one training example; every round
 --sample of them are drawn without replacement, each computes the gradient on
 its example, clips it (--clip-norm, --clip), randomizes it with an eps0-LDP
-randomizer (--randomizer rinf|r1|r2|privunit, --eps0), the shuffler permutes the
+randomizer (--randomizer rinf|r1|r2|privunit|djw, --eps0), the shuffler permutes the
 reports, and the server averages them and takes an SGD step with the
 learning rate of the current epoch (--lr "0.3,70:0.18" = 0.3, then 0.18 from
 epoch 70; an epoch is clients/sample rounds). --randomizer none is the
@@ -70,18 +95,26 @@ Every round is composed into the privacy ledger with the best upper bound on
 the RDP of the subsampled shuffle mechanism (NeurIPS'21 Thm 1 is stated for
 eps0-LDP randomizers with a finite output set: rinf, r1 and r2 are; privunit's
 float64 reports form a finite set too, but its eps0-LDP proof is for exact
-real arithmetic — the paper accounts its Fig. 5(b) PrivUnit runs the same way); epsilon at --delta is reported
+real arithmetic — the paper accounts its arXiv Fig. 5(b) PrivUnit runs the same way); epsilon at --delta is reported
 at every evaluation and --target-epsilon stops before the round that would
 exceed it. Every random choice is seeded by --seed (simulation only;
 --crypto-noise draws the client noise from crypto/rand).
 
-The defaults are the setting of NeurIPS'21 Fig. 5(a).`,
+The defaults are the setting of NeurIPS'21 Fig. 3 (arXiv Fig. 5(a)) on the CNN of
+Table 1.` + trainPostHelp + `
+
+Presets (--preset NAME; a flag given on the command line wins over the preset's
+value, every other flag keeps its default):
+` + trainPresetHelp(),
 		Example: `  shuffledp data fetch mnist --dir data/mnist
   shuffledp train --dataset mnist --data-dir data/mnist --model cnn --clients 60000 \
     --sample 10000 --randomizer rinf --clip 0.01 --eps0 1.5 --delta 1e-5 --epochs 200 \
     --lr 0.3,70:0.18 --seed 1 --state runs/fig3
   # Ctrl-C (exit 130) or a crash, then the same command again: it resumes
-  shuffledp ledger show --state runs/fig3 --json`,
+  shuffledp ledger show --state runs/fig3 --json
+  # the paper's Fig. 3 setting on the authors' network, Nesterov momentum and an EMA
+  shuffledp train --data-dir data/mnist --preset neurips21-fig3 --optimizer nesterov \
+    --momentum 0.9 --ema 0.99 --state runs/fig3-nesterov`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTrain(cmd, &f) },
 	}
@@ -91,7 +124,7 @@ The defaults are the setting of NeurIPS'21 Fig. 5(a).`,
 	fl.StringVar(&f.model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1: ReLU, 32 filters in conv2), cnn-tanh (the authors' network: tanh, 16 filters, d = 13,706), mlp or logreg")
 	fl.IntVar(&f.clients, "clients", 60000, "n: number of clients, each holding one training example (the first n)")
 	fl.IntVar(&f.sample, "sample", 10000, "k: clients sampled without replacement per round")
-	fl.StringVar(&f.randomizer, "randomizer", "rinf", "local randomizer: none (non-private baseline), rinf, r1, r2, privunit (the R_2 NeurIPS'21 Fig. 5(b) names) or djw (Duchi-Jordan-Wainwright l2, the R_2 of the authors' code)")
+	fl.StringVar(&f.randomizer, "randomizer", "rinf", "local randomizer: none (non-private baseline), rinf, r1, r2, privunit (the R_2 arXiv Fig. 5(b) names) or djw (Duchi-Jordan-Wainwright l2, the R_2 of the authors' code)")
 	fl.StringVar(&f.clipNorm, "clip-norm", "", "clipping norm l1, l2 or linf (default: linf for rinf, l1 for r1, l2 for r2 and none)")
 	fl.Float64Var(&f.clip, "clip", 0.01, "clipping radius C: g <- g / max(1, ||g||_p / C)")
 	fl.StringVar(&f.linfClip, "linf-clip", "scale", "with --clip-norm linf: scale (Algorithm 1: g / max(1, ||g||_inf/C)) or clamp (each coordinate into [-C, C])")
@@ -113,6 +146,14 @@ The defaults are the setting of NeurIPS'21 Fig. 5(a).`,
 	fl.BoolVar(&f.cryptoNoise, "crypto-noise", false, "draw client randomizer noise from crypto/rand (not reproducible)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar on stderr")
 	fl.IntVar(&f.testSize, "test-size", 0, "evaluate on the first this many test examples (0 = all)")
+	fl.StringVar(&f.optimizer, "optimizer", server.OptimizerSGD, "server optimizer (privacy-free post-processing): sgd (Algorithm 1), momentum (heavy ball: v = mu v + g, step lr v), nesterov (step lr (g + mu v)) or adam")
+	fl.Float64Var(&f.momentum, "momentum", 0.9, "mu of --optimizer momentum and nesterov, in [0, 1)")
+	fl.StringVar(&f.adamBetas, "adam-betas", "0.9,0.999", "`B1,B2` of --optimizer adam, each in [0, 1)")
+	fl.Float64Var(&f.adamEps, "adam-eps", 1e-8, "epsilon of --optimizer adam (added to the root of the second moment), > 0")
+	fl.Float64Var(&f.ema, "ema", 0, "`DECAY` in [0, 1) of an exponential moving average of the parameters (debiased), evaluated beside them (test_accuracy_ema); 0 = off")
+	fl.Float64Var(&f.lrWarmup, "lr-warmup", 0, "linear learning-rate warm-up over the first this many `EPOCHS` (fractions allowed; 0 = none)")
+	fl.StringVar(&f.lrDecay, "lr-decay", training.DecayNone, "learning-rate decay on top of --lr: none, cosine:END[:MIN] (to MIN times the rate at epoch END) or step:EVERY:GAMMA (times GAMMA every EVERY epochs)")
+	fl.StringVar(&f.preset, "preset", "", "set the paper's stated setting (see Presets above): neurips21-fig3 or neurips21-fig6; flags given explicitly win")
 	cmd.AddCommand(newTrainPlotCmd())
 	return cmd
 }
@@ -179,13 +220,24 @@ func commandPath(cmd *cobra.Command) []string {
 // affect neither the privacy accounting nor the random stream.
 var trainMayDiffer = []string{"workers", "no-progress", "eval-every", "epochs", "target-epsilon", "test-size"}
 
+// trainLaterFlags were added after state directories existed: they are
+// part of a run's identity only when they differ from their default, so a
+// run started by an earlier build (which has none of them) resumes under
+// the defaults, which reproduce it bit for bit.
+var trainLaterFlags = map[string]bool{"optimizer": true, "momentum": true, "adam-betas": true, "adam-eps": true,
+	"ema": true, "lr-warmup": true, "lr-decay": true}
+
 // trainRunFlags returns every flag of the train command (set or default)
-// as name → value, the run's identity in its state directory.
+// as name → value, the run's identity in its state directory. --preset is
+// not part of it: the values it set are.
 func trainRunFlags(cmd *cobra.Command) map[string]string {
 	m := map[string]string{}
 	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
 		switch fl.Name {
-		case "state", "checkpoint", "resume", "help":
+		case "state", "checkpoint", "resume", "help", "preset":
+			return
+		}
+		if trainLaterFlags[fl.Name] && fl.Value.String() == fl.DefValue {
 			return
 		}
 		m[fl.Name] = fl.Value.String()
@@ -193,11 +245,51 @@ func trainRunFlags(cmd *cobra.Command) map[string]string {
 	return m
 }
 
+// trainOptimizer returns the server optimizer of the flags; the
+// parameters of another optimizer are refused when given explicitly.
+func trainOptimizer(fs *pflag.FlagSet, f *trainFlags) (server.Optimizer, error) {
+	o := server.Optimizer{Name: f.optimizer}
+	changed := func(name string) bool { return fs.Lookup(name).Changed }
+	switch o.Kind() {
+	case server.OptimizerMomentum, server.OptimizerNesterov:
+		o.Momentum = f.momentum
+	case server.OptimizerAdam:
+		b1, b2, ok := strings.Cut(f.adamBetas, ",")
+		var err1, err2 error
+		o.Beta1, err1 = strconv.ParseFloat(strings.TrimSpace(b1), 64)
+		o.Beta2, err2 = strconv.ParseFloat(strings.TrimSpace(b2), 64)
+		if !ok || err1 != nil || err2 != nil {
+			return o, fmt.Errorf("adam-betas must be B1,B2 (e.g. 0.9,0.999), got %q", f.adamBetas)
+		}
+		o.Epsilon = f.adamEps
+	}
+	if k := o.Kind(); k != server.OptimizerMomentum && k != server.OptimizerNesterov && changed("momentum") {
+		return o, fmt.Errorf("momentum applies to --optimizer momentum or nesterov, not %s", f.optimizer)
+	}
+	if o.Kind() != server.OptimizerAdam && (changed("adam-betas") || changed("adam-eps")) {
+		return o, fmt.Errorf("adam-betas and adam-eps apply to --optimizer adam, not %s", f.optimizer)
+	}
+	return o, o.Validate()
+}
+
 func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	if f.checkpoint != "" || f.resume != "" {
 		return errors.New("--checkpoint and --resume were replaced by --state DIR (a directory holding the run's durable privacy ledger, checkpoint, metrics and lock; rerunning the same command resumes)")
 	}
+	if f.preset != "" {
+		if _, err := applyTrainPreset(cmd.Flags(), f.preset); err != nil {
+			return err
+		}
+	}
 	sched, err := training.ParseLRSchedule(f.lr)
+	if err != nil {
+		return err
+	}
+	decay, err := training.ParseLRDecay(f.lrDecay)
+	if err != nil {
+		return err
+	}
+	opt, err := trainOptimizer(cmd.Flags(), f)
 	if err != nil {
 		return err
 	}
@@ -208,6 +300,7 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		ClampLinf: f.linfClip == "clamp",
 		Clients:   f.clients, Sample: f.sample, Randomizer: f.randomizer, ClipNorm: f.clipNorm,
 		Clip: f.clip, Eps0: f.eps0, Delta: f.delta, Epochs: f.epochs, LR: sched, Seed: f.seed,
+		LRWarmup: f.lrWarmup, LRDecay: decay, Optimizer: opt, EMA: f.ema,
 		TargetEpsilon: f.targetEps, EvalEvery: f.evalEvery, ProjectRadius: f.project,
 		Workers: f.workers, CryptoNoise: f.cryptoNoise,
 		Command: append([]string{"shuffledp"}, commandPath(cmd)...),
