@@ -1,42 +1,60 @@
 #!/usr/bin/env bash
-# Reproduce NeurIPS'21 Fig. 5 (Girgis et al., "Renyi Differential Privacy of
-# the Subsampled Shuffle Model in Distributed Learning", arXiv 2105.05180):
-# CLDP-SGD on MNIST with n = 60,000 clients holding one example each, the
-# CNN of Table 1, delta = 1e-5, test accuracy against epsilon.
+# Reproduce the training curves of NeurIPS'21 (Girgis et al., "Renyi
+# Differential Privacy of the Subsampled Shuffle Model in Distributed
+# Learning"): main-paper Fig. 3 (arXiv 2105.05180 Fig. 5(a)) and supplement
+# Fig. 6 (arXiv Fig. 5(b)). CLDP-SGD on MNIST with n = 60,000 clients holding
+# one example each, delta = 1e-5, test accuracy against epsilon. (The
+# supplement's numerical Fig. 5 is `shuffledp figure neurips21-fig5a..c`.)
 #
-#   (a) R_inf, l_inf clipping C = 0.01, eps0 = 1.5, k = 10,000 per round,
+# Panels a and b run the CNN of Table 1 (ReLU, 32 filters in conv2, d = 26,010):
+#   (a) Fig. 3: R_inf, l_inf clipping C = 0.01, eps0 = 1.5, k = 10,000 per round,
 #       lr 0.3, then 0.18 from epoch 70; 200 epochs (1,200 rounds).
-#   (b) R_2, l_2 clipping C = 0.005, eps0 = 2, k = 2,000 per round,
+#   (b) Fig. 6: R_2, l_2 clipping C = 0.005, eps0 = 2, k = 2,000 per round,
 #       lr 12, then 4 from epoch 30, then 3.5 from epoch 60; 200 epochs
-#       (6,000 rounds). The paper names its R_2 here "(PrivUnit)", so 5(b)
-#       runs --randomizer privunit by default; R2=r2 runs Quan∘Priv of the
-#       AISTATS'21 paper instead (its one-coordinate reports have norm ~214
+#       (6,000 rounds). The arXiv text names its R_2 here "(PrivUnit)", so
+#       panel b runs --randomizer privunit by default; R2=r2 runs Quan∘Priv of
+#       the AISTATS'21 paper instead (its one-coordinate reports have norm ~214
 #       at C = 0.005, d = 26,010, and diverge at lr 12; see README).
+# Panels preset-fig3 and preset-fig6 run `train --preset neurips21-fig3|fig6`:
+#   the same settings as the authors' code runs them, on their network
+#   (cnn-tanh, d = 13,706), Fig. 6 with their R_2 (djw), lr schedule and 300
+#   epochs (`shuffledp train --help` lists every value a preset sets).
 #
-# Not run in CI: each panel computes 12 million per-example CNN gradients
+# Not run in CI: each panel computes millions of per-example CNN gradients
 # (hours on 2 cores). Each run keeps its state (durable privacy ledger,
 # checkpoint at every epoch, metrics) in $OUT/NAME/; rerunning the script
-# resumes where it stopped.
+# resumes where it stopped. NAME is fig3, fig6, neurips21-fig3 or
+# neurips21-fig6; a run that an earlier version of this script
+# (reproduce-fig5.sh) started under $OUT/fig5a or $OUT/fig5b resumes there.
 #
-# Usage: scripts/reproduce-fig5.sh [a|b|both]     (default: both)
-# Environment: OUT (default out/fig5), MNIST_DIR (default data/mnist-cache),
-#              EPOCHS (default 200), SEED (default 1), EXTRA (extra train flags),
+# Usage: scripts/reproduce-neurips21-fig3-fig6.sh [a|b|both|preset-fig3|preset-fig6|presets]
+#        (default: both)
+# Environment: OUT (default out/neurips21), MNIST_DIR (default data/mnist-cache),
+#              EPOCHS (default 200 for a and b; the preset's for the presets),
+#              SEED (default 1), EXTRA (extra train flags),
 #              LINF_CLIP (default clamp; see below), R2 (default privunit).
 #
 # l_inf clipping: Algorithm 1 (line 6) scales, g <- g / max(1, ||g||_inf / C);
 # the text of Sec. 4 only says "clips the l_inf-norm of the gradient with
 # C = 1/100". Scaling by the largest coordinate leaves almost no signal at
 # C = 0.01 (10 epochs: 15% test accuracy, against 29% when clamping each
-# coordinate into [-C, C]; see README), so 5(a) clamps by default
-# (--linf-clip clamp). Both keep the gradient in R_inf's input domain, so the
-# privacy guarantee is the same. LINF_CLIP=scale runs the literal rule.
+# coordinate into [-C, C]; see README), so panel a clamps by default
+# (--linf-clip clamp), as the authors' code does. Both keep the gradient in
+# R_inf's input domain, so the privacy guarantee is the same. LINF_CLIP=scale
+# runs the literal rule.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 which=${1:-both}
-OUT=${OUT:-out/fig5}
+case $which in
+a | b | both | preset-fig3 | preset-fig6 | presets) ;;
+*)
+	echo "usage: $0 [a|b|both|preset-fig3|preset-fig6|presets]" >&2
+	exit 2
+	;;
+esac
+OUT=${OUT:-out/neurips21}
 MNIST_DIR=${MNIST_DIR:-data/mnist-cache}
-EPOCHS=${EPOCHS:-200}
 SEED=${SEED:-1}
 EXTRA=${EXTRA:-}
 LINF_CLIP=${LINF_CLIP:-clamp}
@@ -53,28 +71,51 @@ run() { # name, then train flags
 	shift
 	local start=$SECONDS
 	# shellcheck disable=SC2086
-	"$bin" train --dataset mnist --data-dir "$MNIST_DIR" --model cnn --clients 60000 \
-		--delta 1e-5 --epochs "$EPOCHS" --seed "$SEED" --state "$OUT/$name" "$@" $EXTRA
+	"$bin" train --dataset mnist --data-dir "$MNIST_DIR" --delta 1e-5 --seed "$SEED" \
+		--state "$OUT/$name" "$@" $EXTRA
 	cp "$OUT/$name/metrics.jsonl" "$OUT/$name.jsonl"
 	"$bin" ledger show --state "$OUT/$name" --json >"$OUT/$name.ledger.json"
 	echo "== $name: $((SECONDS - start)) s wall time in this invocation" >&2
 }
 
+# legacy NEW OLD: the state name to use, OLD if only a run of the old script exists.
+legacy() {
+	if [[ -d "$OUT/$2" && ! -d "$OUT/$1" ]]; then
+		echo "resuming the run $OUT/$2 started by reproduce-fig5.sh" >&2
+		echo "$2"
+	else
+		echo "$1"
+	fi
+}
+
+names=()
 if [[ $which == a || $which == both ]]; then
-	run fig5a --sample 10000 --randomizer rinf --clip-norm linf --linf-clip "$LINF_CLIP" \
+	name=$(legacy fig3 fig5a)
+	run "$name" --model cnn --clients 60000 --epochs "${EPOCHS:-200}" \
+		--sample 10000 --randomizer rinf --clip-norm linf --linf-clip "$LINF_CLIP" \
 		--clip 0.01 --eps0 1.5 --lr 0.3,70:0.18
+	names+=("$name:NeurIPS'21 Fig. 3 reproduction (CNN of Table 1): CLDP-SGD on MNIST")
 fi
 if [[ $which == b || $which == both ]]; then
-	run fig5b --sample 2000 --randomizer "$R2" --clip-norm l2 --clip 0.005 --eps0 2 \
+	name=$(legacy fig6 fig5b)
+	run "$name" --model cnn --clients 60000 --epochs "${EPOCHS:-200}" \
+		--sample 2000 --randomizer "$R2" --clip-norm l2 --clip 0.005 --eps0 2 \
 		--lr 12,30:4,60:3.5
+	names+=("$name:NeurIPS'21 suppl. Fig. 6 reproduction (CNN of Table 1, $R2)")
 fi
+for fig in 3 6; do
+	if [[ $which == preset-fig$fig || $which == presets ]]; then
+		# shellcheck disable=SC2046
+		run "neurips21-fig$fig" --preset "neurips21-fig$fig" $([[ -n ${EPOCHS:-} ]] && echo --epochs "$EPOCHS")
+		names+=("neurips21-fig$fig:--preset neurips21-fig$fig (authors' network): CLDP-SGD on MNIST")
+	fi
+done
 
 plots=()
-for name in fig5a fig5b; do
-	if [[ -s "$OUT/$name.jsonl" ]]; then
-		"$bin" train plot --metrics "$OUT/$name.jsonl" --out "$OUT/$name.png" \
-			--title "NeurIPS'21 Fig. 5(${name#fig5}) reproduction: CLDP-SGD on MNIST"
-		plots+=("$OUT/$name.png")
-	fi
+for entry in "${names[@]}"; do
+	name=${entry%%:*}
+	"$bin" train plot --metrics "$OUT/$name.jsonl" --out "$OUT/$name.png" \
+		--title "${entry#*:}"
+	plots+=("$OUT/$name.png")
 done
 echo "metrics and plots in $OUT: ${plots[*]}"

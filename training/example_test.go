@@ -6,8 +6,8 @@ import (
 	"github.com/shuffledp/shuffledp/training"
 )
 
-// The learning-rate schedule of NeurIPS'21 Fig. 5(b): 12 for the first 30
-// epochs, 4 for the next 30, then 3.5.
+// The learning-rate schedule the text of NeurIPS'21 supplement Fig. 6 (arXiv
+// Fig. 5(b)) states: 12 for the first 30 epochs, 4 for the next 30, then 3.5.
 func ExampleParseLRSchedule() {
 	s, err := training.ParseLRSchedule("12,30:4,60:3.5")
 	if err != nil {
@@ -25,7 +25,7 @@ func ExampleParseLRSchedule() {
 	// epoch 199: lr 3.5
 }
 
-// The setting of NeurIPS'21 Fig. 5(a): n = 60,000 clients, k = 10,000 per
+// The setting of NeurIPS'21 Fig. 3 (arXiv Fig. 5(a)): n = 60,000 clients, k = 10,000 per
 // round, so an epoch is 6 rounds and 200 epochs are 1,200 rounds; l_inf
 // clipping is the default for R_inf.
 func ExampleConfig() {
