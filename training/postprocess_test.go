@@ -308,3 +308,31 @@ func TestRecordEMAAndPaperEpsilon(t *testing.T) {
 		t.Errorf("non-private run: epsilon %v, epsilon_neurips21 %v", rec.Epsilon, rec.EpsilonNeurIPS21)
 	}
 }
+
+// FuzzParseLRDecay: any spec either fails naming lr-decay or parses to a
+// decay that round-trips through String and whose factor is in [0, 1]
+// (and finite) at every epoch.
+func FuzzParseLRDecay(f *testing.F) {
+	for _, s := range []string{"none", "cosine:200", "cosine:200:0.01", "step:50:0.5", "step:1:1", "cosine:1e-300", "cosine:1e300:0.5"} {
+		f.Add(s, 12.5)
+	}
+	f.Fuzz(func(t *testing.T, spec string, epoch float64) {
+		d, err := ParseLRDecay(spec)
+		if err != nil {
+			if !strings.Contains(err.Error(), "lr-decay") {
+				t.Fatalf("ParseLRDecay(%q): error %v does not name lr-decay", spec, err)
+			}
+			return
+		}
+		back, err := ParseLRDecay(d.String())
+		if err != nil || back != d {
+			t.Fatalf("round trip of %q: %+v (%v), want %+v", spec, back, err, d)
+		}
+		if math.IsNaN(epoch) || math.IsInf(epoch, 0) || epoch < 0 || epoch > 1e9 {
+			return
+		}
+		if v := d.Factor(epoch); !(v >= 0 && v <= 1) {
+			t.Fatalf("%q at epoch %g: factor %g", spec, epoch, v)
+		}
+	})
+}
