@@ -69,3 +69,27 @@ func BenchmarkFig2aSweep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKRR3LowerFig2aGrid: build KRR3Lower at Fig. 2a (n=1e6, k=1000,
+// eps0=2) and evaluate it on the default grid (291 orders).
+func BenchmarkKRR3LowerFig2aGrid(b *testing.B) { benchKRR3Grid(b, 1000000, 1000, 2) }
+
+// BenchmarkKRR3LowerLargeK: the same at n=1e7, k=1e4, eps0=1.
+func BenchmarkKRR3LowerLargeK(b *testing.B) { benchKRR3Grid(b, 10000000, 10000, 1) }
+
+// BenchmarkKRR3LowerShuffle: the same for the plain shuffle n=k=1000,
+// eps0=2, where the far tails dominate at high orders.
+func BenchmarkKRR3LowerShuffle(b *testing.B) { benchKRR3Grid(b, 1000, 1000, 2) }
+
+func benchKRR3Grid(b *testing.B, n, k int64, eps0 float64) {
+	orders := DefaultOrders()
+	for i := 0; i < b.N; i++ {
+		m, err := KRR3Lower(n, k, eps0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := EvaluateCurve(m, orders); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
