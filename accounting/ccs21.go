@@ -119,9 +119,9 @@ func (b *ccs21Upper1) eval(lam int, lf logFactTable, w []float64) float64 {
 	nbar := math.Floor(float64(b.n-1)/(2*math.Exp(e0))) + 1
 	logC := 2*logExpm1(2*e0) - math.Ln2 - math.Log(nbar) - 2*e0
 	fl := float64(lam)
-	s := newLSE()
-	s.add(lf.binom(lam, 2) + 2*logExpm1(e0) - math.Log(nbar) - e0)
-	s.add(e0*fl - float64(b.n-1)/(8*math.Exp(e0)))
+	s := logmath.NewAccumulator()
+	s.Add(lf.binom(lam, 2) + 2*logExpm1(e0) - math.Log(nbar) - e0)
+	s.Add(e0*fl - float64(b.n-1)/(8*math.Exp(e0)))
 	// t_{i+1}/t_i = sqrt(c) (lam-i) G(i)/i, G(i) = Gamma((i+1)/2)/Gamma(i/2)
 	// <= sqrt(i/2) (Wendel's inequality): at most sqrt(c) (lam-i)/sqrt(2i),
 	// decreasing in i.
@@ -130,7 +130,7 @@ func (b *ccs21Upper1) eval(lam int, lf logFactTable, w []float64) float64 {
 		fi := float64(i)
 		return geometricTail(term(i), logC/2+math.Log(fl-fi)-math.Log(2*fi)/2)
 	})
-	return rdpFromLogSum(s.value(), fl)
+	return rdpFromLogSum(s.Value(), fl)
 }
 
 // prefix returns eps(j) for every integer j = 0..maxOrder (entries 0 and 1

@@ -202,10 +202,10 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 	}
 	logZ := math.Log(zIn)
 
-	tail := newLSE()
+	tail := logmath.NewAccumulator()
 	// Clone counts below the range: the bound at count c is at most the one
 	// at c = 0, whose only atom with L > 1 is x = 1: mass 1-alpha, largest loss.
-	tail.add(logLowTail - logZ + log1mAlpha)
+	tail.Add(logLowTail - logZ + log1mAlpha)
 
 	// Loss grid: y_j = ymax e^(-j/4096), j = 0..nb-1; an atom with
 	// L - 1 = y goes to the largest j with y_j >= y (rounded up).
@@ -241,7 +241,7 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 		base := logBlock + logBm
 		if base < -cut-30 {
 			// Negligible block: all of its mass at the largest loss.
-			tail.add(logBlock)
+			tail.Add(logBlock)
 			continue
 		}
 		scale := math.Exp(base)
@@ -252,7 +252,7 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 				// Remaining mass <= sum_{j >= x-1} b(j) <= b(x-1)/(1-r), r =
 				// (c-x+1)/x the ratio b(x)/b(x-1), decreasing in x.
 				r := (c - x + 1) / x
-				tail.add(base + math.Log(bPrev) - math.Log1p(-r))
+				tail.Add(base + math.Log(bPrev) - math.Log1p(-r))
 				break
 			}
 			xMax = math.Max(xMax, x-x0+1)
@@ -280,7 +280,7 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 			bPrev, bCur = bCur, bCur*(c-x)/(x+1)
 		}
 	}
-	pld.logTail = tail.value()
+	pld.logTail = tail.Value()
 	lossOf := func(y float64) float64 {
 		if y >= ymax {
 			return lossMax
@@ -334,12 +334,12 @@ func (p *clonePLD) rdp(order float64) float64 {
 		s += (nAtoms + 1) * 0x1p-1022
 		logS = logmath.LogAddExp(math.Log(s), p.logTail+logF(lam, p.lossMax))
 	} else {
-		acc := newLSE()
+		acc := logmath.NewAccumulator()
 		for i, l := range p.loss {
-			acc.add(math.Log(p.mass[i]) + logF(lam, l))
+			acc.Add(math.Log(p.mass[i]) + logF(lam, l))
 		}
-		acc.add(p.logTail + logF(lam, p.lossMax))
-		logS = acc.value()
+		acc.Add(p.logTail + logF(lam, p.lossMax))
+		logS = acc.Value()
 	}
 	logS += math.Log1p(rel)
 	return conservative(logmath.Log1pExp(logS) / (lam - 1))

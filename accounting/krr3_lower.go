@@ -599,12 +599,12 @@ func (a *rrAtoms) logSum(lam float64) float64 {
 		}
 	}
 	a.slow = slow
-	acc := newLSE()
+	acc := logmath.NewAccumulator()
 	if fast > 0 {
-		acc.add(a.wRef + math.Log(fast))
+		acc.Add(a.wRef + math.Log(fast))
 	}
-	acc.add(a.logSumOf(slow, lam))
-	v := acc.value()
+	acc.Add(a.logSumOf(slow, lam))
+	v := acc.Value()
 	if math.IsInf(v, -1) || math.IsNaN(v) {
 		return math.Inf(-1)
 	}

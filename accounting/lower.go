@@ -72,7 +72,7 @@ func (b *binaryRRLower) RDP(order float64) (float64, error) {
 	// Two log-concave envelopes of the summand pmf(m) f(Y_m):
 	// pmf(m) (1+Y_m)^lambda and pmf(m) itself, since 0 <= f(Y) <= (1+Y)^lambda + lambda|Y|.
 	tilted := func(m float64) float64 { return logPMF(m) + order*math.Log1p(y(m)) }
-	var s lse = newLSE()
+	var s logmath.Accumulator = logmath.NewAccumulator()
 	var done [][2]float64
 	for _, env := range []func(float64) float64{tilted, logPMF} {
 		a, b := cutoffInterval(env, k, lowerCutoff)
@@ -86,13 +86,13 @@ func (b *binaryRRLower) RDP(order float64) (float64, error) {
 			}
 		}
 		for m := a; m <= b; m++ {
-			s.add(logPMF(m) + logRemainder(y(m), order))
+			s.Add(logPMF(m) + logRemainder(y(m), order))
 		}
 		if a <= b {
 			done = append(done, [2]float64{a, b})
 		}
 	}
-	return finite(logmath.Log1pExp(s.value())/(order-1), order, b.name)
+	return finite(logmath.Log1pExp(s.Value())/(order-1), order, b.name)
 }
 
 // lowerCutoff: terms more than this many nats below an envelope's maximum

@@ -82,10 +82,10 @@ func (b *neurips21Upper) RDP(order float64) (float64, error) {
 	tail := -float64(b.k-1) / (8 * math.Exp(e0))
 	fl := float64(lam)
 
-	s := newLSE()
+	s := logmath.NewAccumulator()
 	// j = 2 of the main sum and of Upsilon
-	s.add(math.Log(4) + lf.binom(lam, 2) + 2*logGamma + 2*logExpm1(e0) - logKbar - e0)
-	s.add(lf.binom(lam, 2) + 2*logA + tail)
+	s.Add(math.Log(4) + lf.binom(lam, 2) + 2*logGamma + 2*logExpm1(e0) - logKbar - e0)
+	s.Add(lf.binom(lam, 2) + 2*logA + tail)
 	// j >= 3: t_{j+1}/t_j = gamma sqrt(c) (lam-j) G(j)/j with
 	// G(j) = Gamma((j+1)/2)/Gamma(j/2) <= sqrt(j/2) (Wendel's inequality), so
 	// the ratio is at most gamma sqrt(c) (lam-j)/sqrt(2j), decreasing in j.
@@ -105,7 +105,7 @@ func (b *neurips21Upper) RDP(order float64) (float64, error) {
 		fj := float64(j)
 		return geometricTail(uterm(j), logA+math.Log(fl-fj)-math.Log(fj+1))
 	})
-	return finite(rdpFromLogSum(s.value(), order), order, b.Name())
+	return finite(rdpFromLogSum(s.Value(), order), order, b.Name())
 }
 
 // maxIntegerOrder caps integer orders for the moment bounds (a sum of

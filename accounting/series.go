@@ -1,6 +1,10 @@
 package accounting
 
-import "math"
+import (
+	"math"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
+)
 
 // negligibleLog is how far below the running log-sum a rigorous bound on a
 // series' remaining tail must lie before the tail is replaced by that bound:
@@ -18,15 +22,15 @@ var exactForTesting = false
 // none); once that bound lies negligibleLog below the running sum, it is
 // added in place of the terms. The result is therefore never smaller than
 // the full sum: truncation only ever over-estimates an upper bound.
-func addSeries(s *lse, from, to int, term, tail func(j int) float64) {
+func addSeries(s *logmath.Accumulator, from, to int, term, tail func(j int) float64) {
 	for j := from; j <= to; j++ {
 		if (j-from)&3 == 3 && !exactForTesting {
-			if tb := tail(j); tb < s.value()-negligibleLog {
-				s.add(tb)
+			if tb := tail(j); tb < s.Value()-negligibleLog {
+				s.Add(tb)
 				return
 			}
 		}
-		s.add(term(j))
+		s.Add(term(j))
 	}
 }
 

@@ -52,31 +52,6 @@ func newLogFact(n int) logFactTable {
 
 func (t logFactTable) binom(n, k int) float64 { return t[n] - t[k] - t[n-k] }
 
-// lse accumulates log-sum-exp in one pass (streaming maximum).
-type lse struct {
-	max, sum float64
-}
-
-func newLSE() lse { return lse{max: math.Inf(-1)} }
-
-func (s *lse) add(x float64) {
-	switch {
-	case math.IsInf(x, -1):
-	case x <= s.max:
-		s.sum += math.Exp(x - s.max)
-	default:
-		s.sum = s.sum*math.Exp(s.max-x) + 1
-		s.max = x
-	}
-}
-
-func (s *lse) value() float64 {
-	if math.IsInf(s.max, -1) {
-		return s.max
-	}
-	return s.max + math.Log(s.sum)
-}
-
 // rdpFromLogSum returns log(1 + e^logS)/(order-1) for an upper bound whose
 // log-sum logS was accumulated in float64, rounded up: logS is first raised
 // by logSumSlack(order), which covers the rounding of its terms (each a sum

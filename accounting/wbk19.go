@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"sync"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
 // SubsampledWBK19 is the generic RDP bound for subsampling without
@@ -191,13 +193,13 @@ func (b *wbk19) RDP(order float64) (float64, error) {
 	logGamma := math.Log(b.gamma)
 	logEm1Inf := logExpm1(b.epsInf) // log(e^epsInf - 1)
 	fl := float64(lam)
-	s := newLSE()
+	s := logmath.NewAccumulator()
 	e2, err := b.baseBound(2, lam)
 	if err != nil {
 		return 0, err
 	}
 	t2 := math.Min(math.Log(4)+logExpm1OrInf(e2), e2+math.Min(math.Ln2, 2*logEm1Inf))
-	s.add(2*logGamma + lf.binom(lam, 2) + t2)
+	s.Add(2*logGamma + lf.binom(lam, 2) + t2)
 
 	var firstErr error
 	head := b.headTable()
@@ -243,7 +245,7 @@ func (b *wbk19) RDP(order float64) (float64, error) {
 	if firstErr != nil {
 		return 0, firstErr
 	}
-	return finite(rdpFromLogSum(s.value(), order), order, b.Name())
+	return finite(rdpFromLogSum(s.Value(), order), order, b.Name())
 }
 
 // logExpm1OrInf is log(e^x - 1), -Inf at x = 0.

@@ -6,31 +6,6 @@ import (
 	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
-// stream accumulates log(sum_i e^{x_i}) in one pass (streaming maximum).
-type stream struct {
-	max, sum float64
-}
-
-func newStream() stream { return stream{max: math.Inf(-1)} }
-
-func (s *stream) add(x float64) {
-	switch {
-	case math.IsInf(x, -1):
-	case x <= s.max:
-		s.sum += math.Exp(x - s.max)
-	default:
-		s.sum = s.sum*math.Exp(s.max-x) + 1
-		s.max = x
-	}
-}
-
-func (s *stream) value() float64 {
-	if math.IsInf(s.max, -1) {
-		return s.max
-	}
-	return s.max + math.Log(s.sum)
-}
-
 // ledger sums signed terms t_i = s_i e^{l_i}, each with a bound rho_i on
 // its relative floating-point error, and returns an upper bound on the
 // exact sum (upper). It also takes absolute error terms (remainder
@@ -41,12 +16,12 @@ func (s *stream) value() float64 {
 type ledger struct {
 	terms    []term
 	errs     []float64
-	pos, neg stream
-	err      stream
+	pos, neg logmath.Accumulator
+	err      logmath.Accumulator
 }
 
 func newLedger() ledger {
-	return ledger{pos: newStream(), neg: newStream(), err: newStream()}
+	return ledger{pos: logmath.NewAccumulator(), neg: logmath.NewAccumulator(), err: logmath.NewAccumulator()}
 }
 
 // add records the term sign*e^{logAbs} with relative error at most rho.
@@ -56,11 +31,11 @@ func (b *ledger) add(sign, logAbs, rho float64) {
 	}
 	b.terms = append(b.terms, term{sign, logAbs, rho})
 	if sign > 0 {
-		b.pos.add(logAbs)
+		b.pos.Add(logAbs)
 	} else {
-		b.neg.add(logAbs)
+		b.neg.Add(logAbs)
 	}
-	b.err.add(logAbs + math.Log(rho))
+	b.err.Add(logAbs + math.Log(rho))
 }
 
 // addErr adds e^{logAbs} to the error budget.
@@ -69,13 +44,13 @@ func (b *ledger) addErr(logAbs float64) {
 		return
 	}
 	b.errs = append(b.errs, logAbs)
-	b.err.add(logAbs)
+	b.err.Add(logAbs)
 }
 
 // estimate returns log(P - N) from the running sums (an approximation
 // for stopping rules), or -Inf when P <= N.
 func (b *ledger) estimate() float64 {
-	p, n := b.pos.value(), b.neg.value()
+	p, n := b.pos.Value(), b.neg.Value()
 	if !(p > n) {
 		return math.Inf(-1)
 	}
@@ -84,7 +59,7 @@ func (b *ledger) estimate() float64 {
 
 // errEstimate returns log of the error budget so far (per-term errors and
 // addErr terms).
-func (b *ledger) errEstimate() float64 { return b.err.value() }
+func (b *ledger) errEstimate() float64 { return b.err.Value() }
 
 // upper returns the log of an upper bound on the exact sum.
 //

@@ -132,3 +132,33 @@ func stirlingCorrection(x float64) float64 {
 	}
 	return s / x
 }
+
+// Accumulator computes log(sum_i e^{x_i}) in one pass over the x_i, keeping
+// the running maximum so that no term overflows: the streaming form of
+// LogSumExp. The zero value is not ready; use NewAccumulator.
+type Accumulator struct {
+	max, sum float64
+}
+
+// NewAccumulator returns an empty accumulator (its Value is -Inf).
+func NewAccumulator() Accumulator { return Accumulator{max: math.Inf(-1)} }
+
+// Add adds the term e^x; x = -Inf (a zero term) is ignored.
+func (s *Accumulator) Add(x float64) {
+	switch {
+	case math.IsInf(x, -1):
+	case x <= s.max:
+		s.sum += math.Exp(x - s.max)
+	default:
+		s.sum = s.sum*math.Exp(s.max-x) + 1
+		s.max = x
+	}
+}
+
+// Value returns log of the sum of the terms added (-Inf if none).
+func (s *Accumulator) Value() float64 {
+	if math.IsInf(s.max, -1) {
+		return s.max
+	}
+	return s.max + math.Log(s.sum)
+}

@@ -90,3 +90,24 @@ func TestLogBinomOracle(t *testing.T) {
 		}
 	}
 }
+
+func TestAccumulatorMatchesLogSumExp(t *testing.T) {
+	for _, xs := range [][]float64{
+		nil,
+		{math.Inf(-1)},
+		{0},
+		{-1000, 1000, 3, math.Inf(-1), 999.5},
+		{-745, -746, -800},
+		{700, 700, 700},
+	} {
+		a := NewAccumulator()
+		for _, x := range xs {
+			a.Add(x)
+		}
+		want := LogSumExp(xs)
+		got := a.Value()
+		if !(got == want || math.Abs(got-want) <= 1e-14*math.Max(1, math.Abs(want))) {
+			t.Errorf("%v: Accumulator %v, LogSumExp %v", xs, got, want)
+		}
+	}
+}
