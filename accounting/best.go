@@ -35,7 +35,7 @@ func PureDP(n, k int64, eps0 float64) (RDP, error) {
 	gamma := float64(k) / float64(n)
 	e := math.Log1p(gamma * math.Expm1(eps0))
 	if eps0 > 30 { // log(1 - gamma + gamma e^eps0) without overflow
-		e = logmath.LogAddExp(math.Log1p(-gamma), math.Log(gamma)+eps0)
+		e = logmath.LogAddExp(math.Log1p(-gamma), logmath.Log(gamma)+eps0)
 	}
 	return &pureDP{eps: e}, nil
 }

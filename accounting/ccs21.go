@@ -102,11 +102,11 @@ func (b *ccs21Upper1) integer(lam int) float64 {
 // c = (e^{2eps0}-1)^2/(2 nbar e^{2eps0}), for i = 0..lam.
 func ccs21Weights(n int64, eps0 float64, lam int) []float64 {
 	nbar := math.Floor(float64(n-1)/(2*math.Exp(eps0))) + 1
-	logC := 2*logExpm1(2*eps0) - math.Ln2 - math.Log(nbar) - 2*eps0
+	logC := 2*logExpm1(2*eps0) - math.Ln2 - logmath.Log(nbar) - 2*eps0
 	w := make([]float64, lam+1)
 	for i := 3; i <= lam; i++ {
 		fi := float64(i)
-		w[i] = math.Log(fi) + logmath.LogGamma(fi/2) + fi/2*logC
+		w[i] = logmath.Log(fi) + logmath.LogGamma(fi/2) + fi/2*logC
 	}
 	return w
 }
@@ -117,10 +117,10 @@ func (b *ccs21Upper1) eval(lam int, lf logFactTable, w []float64) float64 {
 		return 0
 	}
 	nbar := math.Floor(float64(b.n-1)/(2*math.Exp(e0))) + 1
-	logC := 2*logExpm1(2*e0) - math.Ln2 - math.Log(nbar) - 2*e0
+	logC := 2*logExpm1(2*e0) - math.Ln2 - logmath.Log(nbar) - 2*e0
 	fl := float64(lam)
 	s := logmath.NewAccumulator()
-	s.Add(lf.binom(lam, 2) + 2*logExpm1(e0) - math.Log(nbar) - e0)
+	s.Add(lf.binom(lam, 2) + 2*logExpm1(e0) - logmath.Log(nbar) - e0)
 	s.Add(e0*fl - float64(b.n-1)/(8*math.Exp(e0)))
 	// t_{i+1}/t_i = sqrt(c) (lam-i) G(i)/i, G(i) = Gamma((i+1)/2)/Gamma(i/2)
 	// <= sqrt(i/2) (Wendel's inequality): at most sqrt(c) (lam-i)/sqrt(2i),
@@ -128,7 +128,7 @@ func (b *ccs21Upper1) eval(lam int, lf logFactTable, w []float64) float64 {
 	term := func(i int) float64 { return lf.binom(lam, i) + w[i] }
 	addSeries(&s, 3, lam, term, func(i int) float64 {
 		fi := float64(i)
-		return geometricTail(term(i), logC/2+math.Log(fl-fi)-math.Log(2*fi)/2)
+		return geometricTail(term(i), logC/2+logmath.Log(fl-fi)-logmath.Log(2*fi)/2)
 	})
 	return rdpFromLogSum(s.Value(), fl)
 }

@@ -131,11 +131,11 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 	alpha, oneMinusAlpha := math.Exp(logAlpha), math.Exp(log1mAlpha)
 
 	// Largest loss log(1 + g(e^eps0 - 1)), attained at x = c+1.
-	lossMax := logmath.Log1pExp(math.Log(g) + logExpm1(eps0))
+	lossMax := logmath.Log1pExp(logmath.Log(g) + logExpm1(eps0))
 	if eps0 < 30 {
 		lossMax = math.Log1p(g * math.Expm1(eps0))
 	}
-	lossMax *= 1 + (16+eps0-math.Log(g))*ulp
+	lossMax *= 1 + (16+eps0-logmath.Log(g))*ulp
 	pld := clonePLD{lossMax: lossMax, logTail: math.Inf(-1)}
 	if eps0 > maxCloneEps0 {
 		// The bound at clone count 0 dominates every count (see below): one
@@ -158,7 +158,7 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 	lw := 0.0
 	cLo := mode
 	for cLo > 0 {
-		next := lw + math.Log(cLo/(m-cLo+1)) + log1mP - logP // log w(cLo-1)
+		next := lw + logmath.Log(cLo/(m-cLo+1)) + log1mP - logP // log w(cLo-1)
 		if lw < -cut && next < lw {
 			break
 		}
@@ -169,7 +169,7 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 	lw = 0
 	cHi := mode
 	for cHi < m {
-		next := lw + math.Log((m-cHi)/(cHi+1)) + logP - log1mP
+		next := lw + logmath.Log((m-cHi)/(cHi+1)) + logP - log1mP
 		if lw < -cut && next < lw {
 			break
 		}
@@ -189,18 +189,18 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 	logLowTail, logHighTail := math.Inf(-1), math.Inf(-1)
 	if cLo > 0 {
 		q := cLo / (m - cLo + 1) * math.Exp(log1mP-logP) // w(c-1)/w(c) <= q for c <= cLo
-		logLowTail = logW[0] + math.Log(q) - math.Log1p(-q)
+		logLowTail = logW[0] + logmath.Log(q) - math.Log1p(-q)
 	}
 	if cHi < m {
 		q := (m - cHi) / (cHi + 1) * math.Exp(logP-log1mP) // w(c+1)/w(c) <= q for c >= cHi
-		logHighTail = logW[count-1] + math.Log(q) - math.Log1p(-q)
+		logHighTail = logW[count-1] + logmath.Log(q) - math.Log1p(-q)
 	}
 	// Normalising by the kept sum only raises every mass (the true sum is larger).
 	zIn := 0.0
 	for _, v := range logW {
 		zIn += math.Exp(v)
 	}
-	logZ := math.Log(zIn)
+	logZ := logmath.Log(zIn)
 
 	tail := logmath.NewAccumulator()
 	// Clone counts below the range: the bound at count c is at most the one
@@ -228,7 +228,7 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 		for j := s; j < e; j++ {
 			w += math.Exp(logW[j])
 		}
-		logBlock := math.Log(w) - logZ
+		logBlock := logmath.Log(w) - logZ
 		if i == blocks-1 {
 			logBlock = logmath.LogAddExp(logBlock, logHighTail-logZ)
 		}
@@ -252,7 +252,7 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 				// Remaining mass <= sum_{j >= x-1} b(j) <= b(x-1)/(1-r), r =
 				// (c-x+1)/x the ratio b(x)/b(x-1), decreasing in x.
 				r := (c - x + 1) / x
-				tail.Add(base + math.Log(bPrev) - math.Log1p(-r))
+				tail.Add(base + logmath.Log(bPrev) - math.Log1p(-r))
 				break
 			}
 			xMax = math.Max(xMax, x-x0+1)
@@ -262,7 +262,7 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 			if !(y <= ymax) { // also catches a zero denominator
 				y = ymax
 			}
-			j := int(math.Log(ymax/y) / cloneLossGridLn)
+			j := int(logmath.Log(ymax/y) / cloneLossGridLn)
 			if j >= nb {
 				j = nb - 1
 			}
@@ -306,10 +306,10 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 	// normalising sum, LogBinom and c log 2 (a few ulps of magnitudes up to
 	// c), the position recurrence (3 ulps per step), the exps, the bucket
 	// sums (one ulp per term).
-	lwErr := float64(count) * 4 * ulp * (cut + 2*math.Log(m+2) + 2*eps0 + 2)
+	lwErr := float64(count) * 4 * ulp * (cut + 2*logmath.Log(m+2) + 2*eps0 + 2)
 	zErr := 2 * ulp * float64(count)
 	bErr := 16*ulp*(cHi+10) + 3*ulp*xMax
-	expErr := ulp * (2*cut + 2*math.Log(m+2) + 100)
+	expErr := ulp * (2*cut + 2*logmath.Log(m+2) + 100)
 	sumErr := ulp * float64(blocks) * xMax
 	pld.relErr = 2 * (lwErr + zErr + bErr + expErr + sumErr)
 	return pld
@@ -332,11 +332,11 @@ func (p *clonePLD) rdp(order float64) float64 {
 		}
 		// Products below the smallest normal may have underflowed.
 		s += (nAtoms + 1) * 0x1p-1022
-		logS = logmath.LogAddExp(math.Log(s), p.logTail+logF(lam, p.lossMax))
+		logS = logmath.LogAddExp(logmath.Log(s), p.logTail+logF(lam, p.lossMax))
 	} else {
 		acc := logmath.NewAccumulator()
 		for i, l := range p.loss {
-			acc.Add(math.Log(p.mass[i]) + logF(lam, l))
+			acc.Add(logmath.Log(p.mass[i]) + logF(lam, l))
 		}
 		acc.Add(p.logTail + logF(lam, p.lossMax))
 		logS = acc.Value()

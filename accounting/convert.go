@@ -3,6 +3,8 @@ package accounting
 import (
 	"fmt"
 	"math"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
 // Conversion names.
@@ -41,9 +43,9 @@ func EpsilonFromRDP(order, rdp, delta float64) (float64, string, error) {
 		return 0, "", fmt.Errorf("rdp must be a non-negative number, got %g", rdp)
 	}
 	a := order
-	logInvDelta := -math.Log(delta)
+	logInvDelta := -logmath.Log(delta)
 	mir := rdp + logInvDelta/(a-1)
-	cks := rdp + (logInvDelta+(a-1)*math.Log1p(-1/a)-math.Log(a))/(a-1)
+	cks := rdp + (logInvDelta+(a-1)*math.Log1p(-1/a)-logmath.Log(a))/(a-1)
 	if cks <= mir {
 		return conservative(cks), ConversionCKS20, nil
 	}
@@ -65,7 +67,7 @@ func DeltaFromRDP(order, rdp, epsilon float64) (float64, string, error) {
 	}
 	a := order
 	logMir := (a - 1) * (rdp - epsilon)
-	logCKS := (a-1)*(rdp-epsilon) + (a-1)*math.Log1p(-1/a) - math.Log(a)
+	logCKS := (a-1)*(rdp-epsilon) + (a-1)*math.Log1p(-1/a) - logmath.Log(a)
 	name, logD := ConversionMironov, logMir
 	if logCKS < logMir {
 		name, logD = ConversionCKS20, logCKS

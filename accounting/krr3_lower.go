@@ -140,7 +140,7 @@ const krr3MaxEps0 = 700
 
 func (b *krr3Lower) build() {
 	k, g, e := float64(b.k), float64(b.k)/float64(b.n), math.Min(b.eps0, krr3MaxEps0)
-	q3 := math.Exp(-logmath.Log1pExp(math.Log(2) - e))       // e^eps0/(e^eps0+2)
+	q3 := math.Exp(-logmath.Log1pExp(logmath.Log(2) - e))    // e^eps0/(e^eps0+2)
 	r3 := math.Exp(-math.Ln2 - logmath.Log1pExp(e-math.Ln2)) // 1/(e^eps0+2)
 	q2 := math.Exp(-logmath.Log1pExp(-e))                    // e^eps0/(e^eps0+1)
 	r2 := math.Exp(-logmath.Log1pExp(e))                     // 1/(e^eps0+1)
@@ -207,7 +207,7 @@ type rrTail struct{ mass, lb, ltMin, ltMax, lay float64 }
 // newRRTail fills in lay, the log of the largest |y| = |A/B - 1|.
 func newRRTail(mass, lb, ltMin, ltMax float64) rrTail {
 	ay := math.Max(math.Abs(math.Expm1(ltMax)), math.Abs(math.Expm1(ltMin)))
-	return rrTail{mass, lb, ltMin, ltMax, math.Log(ay)}
+	return rrTail{mass, lb, ltMin, ltMax, logmath.Log(ay)}
 }
 
 func newRRConfig(k, g float64, p, pa, pb [3]float64) *rrConfig {
@@ -225,16 +225,16 @@ func newRRConfig(k, g float64, p, pa, pb [3]float64) *rrConfig {
 	}
 	// Rounded outward (these only decide how far to enumerate and how to
 	// group).
-	c.logBMax = math.Log(bMax) + 1e-12
-	c.logTMax = math.Log(tMax) + 1e-12
-	c.logTMin = math.Log(tMin) - 1e-12
+	c.logBMax = logmath.Log(bMax) + 1e-12
+	c.logTMax = logmath.Log(tMax) + 1e-12
+	c.logTMin = logmath.Log(tMin) - 1e-12
 	c.yPos = math.Max(tMax-1, 0) * (1 + 1e-12)
 	c.yNeg = math.Max(1-tMin, 0) * (1 + 1e-12)
 	p01 := p[0] + p[1]
 	// log rho and log(1-rho), rho = p0/(p0+p1), without forming 1-rho
 	// (which cancels when p1 << p0).
-	c.lRho, c.l1Rho = math.Log(p[0])-math.Log(p01), math.Log(p[1])-math.Log(p01)
-	c.lP01, c.lP2 = math.Log(p01), math.Log(p[2])
+	c.lRho, c.l1Rho = logmath.Log(p[0])-logmath.Log(p01), logmath.Log(p[1])-logmath.Log(p01)
+	c.lP01, c.lP2 = logmath.Log(p01), logmath.Log(p[2])
 	return c
 }
 
@@ -260,9 +260,9 @@ func (c *rrConfig) cellBin(sl *rrSlice, n0, logBin float64) (logW, y, logB, logT
 		}
 	}
 	A, B := 1-g+g*ha, 1-g+g*hb
-	logB = math.Log(B)
+	logB = logmath.Log(B)
 	logM := sl.logP + logBin + n0*c.lRho + (s-n0)*c.l1Rho
-	return logM + logB, g * d / B, logB, math.Log(A) - logB
+	return logM + logB, g * d / B, logB, logmath.Log(A) - logB
 }
 
 // logPs returns log Pr[n0 + n1 = s].
@@ -285,7 +285,7 @@ func (c *rrConfig) addRange(sl *rrSlice, a, b float64) {
 		if int(n0-a)%m == 0 {
 			lb = logmath.LogBinom(sl.s, n0)
 		} else {
-			lb += math.Log((sl.s - n0 + 1) / n0)
+			lb += logmath.Log((sl.s - n0 + 1) / n0)
 		}
 		c.add(sl, n0, lb)
 	}
@@ -324,7 +324,7 @@ func (c *rrConfig) tails(sl *rrSlice) {
 	side := func(count, end, next float64) rrTail {
 		_, _, b0, t0 := c.cell(sl, end)
 		w, _, b1, t1 := c.cell(sl, next)
-		return newRRTail(math.Log(count)+w-b1, math.Max(b0, b1), math.Min(t0, t1), math.Max(t0, t1))
+		return newRRTail(logmath.Log(count)+w-b1, math.Max(b0, b1), math.Min(t0, t1), math.Max(t0, t1))
 	}
 	if sl.lo > 0 {
 		sl.l = side(sl.lo, 0, sl.lo-1)
@@ -360,7 +360,7 @@ func piece(o rrOrder, t rrTail) float64 {
 type rrOrder struct{ lam, logLam, logC2 float64 }
 
 func newRROrder(lam float64) rrOrder {
-	return rrOrder{lam, math.Log(lam), math.Log(lam * (lam - 1) / 2)}
+	return rrOrder{lam, logmath.Log(lam), logmath.Log(lam * (lam - 1) / 2)}
 }
 
 // outer returns the log of bounds on the probability of the slices below
@@ -372,10 +372,10 @@ func (c *rrConfig) outer() (float64, float64) {
 		return lo, hi // one slice, s = k
 	}
 	if c.sA > 0 {
-		lo = math.Log(c.sA) + c.logPs(c.sA-1)
+		lo = logmath.Log(c.sA) + c.logPs(c.sA-1)
 	}
 	if c.sB < c.k {
-		hi = math.Log(c.k-c.sB) + c.logPs(c.sB+1)
+		hi = logmath.Log(c.k-c.sB) + c.logPs(c.sB+1)
 	}
 	return lo, hi
 }
@@ -463,10 +463,10 @@ func (c *rrConfig) logSum(lam float64) float64 {
 			worst = math.Max(worst, math.Max(piece(o, sl.l), piece(o, sl.r)))
 		}
 		tau := s - rrTailNats
-		if worst+math.Log(np) <= tau {
+		if worst+logmath.Log(np) <= tau {
 			return s
 		}
-		tau -= math.Log(np)
+		tau -= logmath.Log(np)
 		before := c.cells
 		for _, sl := range c.slices {
 			c.grow(sl, o, tau)
@@ -521,7 +521,7 @@ func (a *rrAtoms) add(logW, y float64) {
 	a.logW = append(a.logW, logW)
 	a.y = append(a.y, y)
 	a.u = append(a.u, math.Log1p(y))
-	a.la = append(a.la, math.Log(math.Abs(y)))
+	a.la = append(a.la, logmath.Log(math.Abs(y)))
 	a.lv = append(a.lv, math.Inf(-1))
 	a.ltLo = append(a.ltLo, 0)
 	a.ltHi = append(a.ltHi, 0)
@@ -584,7 +584,7 @@ func (a *rrAtoms) logSum(lam float64) float64 {
 		return math.Inf(-1)
 	}
 	a.weights()
-	logC2 := math.Log(lam * (lam - 1) / 2)
+	logC2 := logmath.Log(lam * (lam - 1) / 2)
 	fast := 0.0
 	slow := a.slow[:0]
 	for i := range n {
@@ -601,7 +601,7 @@ func (a *rrAtoms) logSum(lam float64) float64 {
 	a.slow = slow
 	acc := logmath.NewAccumulator()
 	if fast > 0 {
-		acc.Add(a.wRef + math.Log(fast))
+		acc.Add(a.wRef + logmath.Log(fast))
 	}
 	acc.Add(a.logSumOf(slow, lam))
 	v := acc.Value()
@@ -621,7 +621,7 @@ func (a *rrAtoms) logSumOf(idx []int, lam float64) float64 {
 	// log phi(1+y) <= log(lam(lam-1)/2) + 2 log|y| + max(0, (lam-2) log1p(y))
 	// (Taylor, phi'' = lam(lam-1)t^(lam-2) monotone), and <= lam log1p(y)
 	// for y > 0 (phi(t) <= t^lam), <= log(lam |y|) for y < 0.
-	l2, ll := math.Log(lam*(lam-1)/2), math.Log(lam)
+	l2, ll := logmath.Log(lam*(lam-1)/2), logmath.Log(lam)
 	if cap(a.bnd) < n {
 		a.bnd = make([]float64, n)
 	}
@@ -643,7 +643,7 @@ func (a *rrAtoms) logSumOf(idx []int, lam float64) float64 {
 	if math.IsInf(top, -1) || math.IsNaN(top) {
 		return math.Inf(-1)
 	}
-	skip := a.logW[arg] + logPhi(a.y[arg], lam) - 50 - math.Log(float64(n))
+	skip := a.logW[arg] + logPhi(a.y[arg], lam) - 50 - logmath.Log(float64(n))
 	// Every term is at most e^top: sum e^(log W - top) phi in float64.
 	sum := 0.0
 	for j, i := range idx {
@@ -657,7 +657,7 @@ func (a *rrAtoms) logSumOf(idx []int, lam float64) float64 {
 	if sum <= 0 {
 		return math.Inf(-1)
 	}
-	return top + math.Log(sum)
+	return top + logmath.Log(sum)
 }
 
 // phi returns (1+y)^lam - 1 - lam y for y > -1, u = log1p(y) with
@@ -727,7 +727,7 @@ type rrGroups struct {
 
 func newRRGroups(yPos, yNeg float64) *rrGroups {
 	nb := int(rrGridSpan/rrGridLn) + 1
-	g := &rrGroups{logY: [2]float64{math.Log(yPos), math.Log(yNeg)}, nb: nb}
+	g := &rrGroups{logY: [2]float64{logmath.Log(yPos), logmath.Log(yNeg)}, nb: nb}
 	f := func() []float64 { return make([]float64, 2*nb) }
 	g.ref, g.s0, g.w, g.wd, g.wdd, g.count, g.minY, g.maxY = f(), f(), f(), f(), f(), f(), f(), f()
 	g.isDty, g.pos = make([]bool, 2*nb), make([]int32, 2*nb)
@@ -743,7 +743,7 @@ func (g *rrGroups) add(logW, y float64) {
 		s = 1
 	}
 	ay := math.Abs(y)
-	la := math.Log(ay)
+	la := logmath.Log(ay)
 	jf := math.Floor((g.logY[s] - la) / rrGridLn)
 	if !(jf < float64(g.nb)) {
 		return // dropping a term only lowers the sum
@@ -789,7 +789,7 @@ func (g *rrGroups) atoms() *rrAtoms {
 		g.isDty[i] = false
 		u := 4 * (g.count[i] + 2) * 0x1p-53
 		w := g.w[i]
-		lw := g.ref[i] + math.Log(w) + math.Log1p(-u)
+		lw := g.ref[i] + logmath.Log(w) + math.Log1p(-u)
 		dmax := g.maxY[i] - g.minY[i]
 		md, mdd := g.wd[i]/w, g.wdd[i]/w // within 3u dmax, 3u mdd
 		ay := g.s0[i] + md
@@ -798,7 +798,7 @@ func (g *rrGroups) atoms() *rrAtoms {
 		v := mdd - md*md - 8*u*dmax*dmax
 		lv := math.Inf(-1)
 		if v > 0 {
-			lv = math.Log(v)
+			lv = logmath.Log(v)
 		}
 		y, tLo, tHi := ay, 1+g.minY[i], 1+g.maxY[i]
 		if i >= g.nb {
@@ -810,9 +810,9 @@ func (g *rrGroups) atoms() *rrAtoms {
 		}
 		j := g.pos[i]
 		g.at.logW[j], g.at.y[j] = lw, y
-		g.at.u[j], g.at.la[j] = math.Log1p(y), math.Log(ay)
+		g.at.u[j], g.at.la[j] = math.Log1p(y), logmath.Log(ay)
 		// Rounded so that t^(lam-2) is rounded down for every lam.
-		g.at.lv[j], g.at.ltLo[j], g.at.ltHi[j] = lv, math.Log(tLo)-1e-15, math.Log(tHi)+1e-15
+		g.at.lv[j], g.at.ltLo[j], g.at.ltHi[j] = lv, logmath.Log(tLo)-1e-15, logmath.Log(tHi)+1e-15
 	}
 	if len(g.dirty) > 0 {
 		g.at.stale = true
@@ -884,7 +884,7 @@ func logPhi(y, lam float64) float64 {
 		if sum <= 0 {
 			return math.Inf(-1)
 		}
-		return math.Log(sum) + math.Log1p(-1e-10)
+		return logmath.Log(sum) + math.Log1p(-1e-10)
 	}
 	u := lam * math.Log1p(y)
 	if u > 30 {
@@ -894,5 +894,5 @@ func logPhi(y, lam float64) float64 {
 	if f <= 0 {
 		return math.Inf(-1)
 	}
-	return math.Log(f) + math.Log1p(-1e-10)
+	return logmath.Log(f) + math.Log1p(-1e-10)
 }

@@ -165,7 +165,7 @@ func logRemainder(y, lambda float64) float64 {
 		if sum <= 0 {
 			return math.Inf(-1)
 		}
-		return math.Log(sum)
+		return logmath.Log(sum)
 	}
 	u := lambda * math.Log1p(y)
 	if u > 30 {
@@ -175,5 +175,5 @@ func logRemainder(y, lambda float64) float64 {
 	if f <= 0 {
 		return math.Inf(-1)
 	}
-	return math.Log(f)
+	return logmath.Log(f)
 }

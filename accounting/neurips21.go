@@ -53,7 +53,7 @@ func (b *neurips21Upper) weights(lam int, logGamma, logC float64) []float64 {
 		fj := float64(j)
 		v := 0.0
 		if j >= 3 {
-			v = fj*logGamma + math.Log(fj) + logmath.LogGamma(fj/2) + fj/2*logC
+			v = fj*logGamma + logmath.Log(fj) + logmath.LogGamma(fj/2) + fj/2*logC
 		}
 		b.w = append(b.w, v)
 	}
@@ -73,9 +73,9 @@ func (b *neurips21Upper) RDP(order float64) (float64, error) {
 	}
 	lf := logFactorials(lam)
 	e0 := b.eps0
-	logGamma := math.Log(float64(b.k)) - math.Log(float64(b.n))
+	logGamma := logmath.Log(float64(b.k)) - logmath.Log(float64(b.n))
 	kbar := math.Floor(float64(b.k-1)/(2*math.Exp(e0))) + 1
-	logKbar := math.Log(kbar)
+	logKbar := logmath.Log(kbar)
 	logC := math.Ln2 + 2*logExpm1(2*e0) - logKbar - 2*e0
 	w := b.weights(min(lam, 64), logGamma, logC) // grown on demand below
 	logA := logGamma + logExpm1(2*e0) - e0
@@ -84,7 +84,7 @@ func (b *neurips21Upper) RDP(order float64) (float64, error) {
 
 	s := logmath.NewAccumulator()
 	// j = 2 of the main sum and of Upsilon
-	s.Add(math.Log(4) + lf.binom(lam, 2) + 2*logGamma + 2*logExpm1(e0) - logKbar - e0)
+	s.Add(logmath.Log(4) + lf.binom(lam, 2) + 2*logGamma + 2*logExpm1(e0) - logKbar - e0)
 	s.Add(lf.binom(lam, 2) + 2*logA + tail)
 	// j >= 3: t_{j+1}/t_j = gamma sqrt(c) (lam-j) G(j)/j with
 	// G(j) = Gamma((j+1)/2)/Gamma(j/2) <= sqrt(j/2) (Wendel's inequality), so
@@ -97,13 +97,13 @@ func (b *neurips21Upper) RDP(order float64) (float64, error) {
 	}
 	addSeries(&s, 3, lam, term, func(j int) float64 {
 		fj := float64(j)
-		return geometricTail(term(j), logGamma+logC/2+math.Log(fl-fj)-math.Log(2*fj)/2)
+		return geometricTail(term(j), logGamma+logC/2+logmath.Log(fl-fj)-logmath.Log(2*fj)/2)
 	})
 	// Upsilon, j >= 3: ratio (lam-j)/(j+1) a, decreasing in j.
 	uterm := func(j int) float64 { return lf.binom(lam, j) + float64(j)*logA + tail }
 	addSeries(&s, 3, lam, uterm, func(j int) float64 {
 		fj := float64(j)
-		return geometricTail(uterm(j), logA+math.Log(fl-fj)-math.Log(fj+1))
+		return geometricTail(uterm(j), logA+logmath.Log(fl-fj)-logmath.Log(fj+1))
 	})
 	return finite(rdpFromLogSum(s.Value(), order), order, b.Name())
 }

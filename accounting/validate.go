@@ -3,6 +3,8 @@ package accounting
 import (
 	"fmt"
 	"math"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
 // validateShuffle checks the parameters shared by the shuffle-model bounds:
@@ -25,7 +27,7 @@ func logExpm1(x float64) float64 {
 	if x > 36 {
 		return x + math.Log1p(-math.Exp(-x))
 	}
-	return math.Log(math.Expm1(x))
+	return logmath.Log(math.Expm1(x))
 }
 
 // logBinomTable holds log k! for k = 0..len-1 so that integer binomials
@@ -36,7 +38,7 @@ type logFactTable []float64
 func newLogFact(n int) logFactTable {
 	t := make(logFactTable, n+1)
 	for i := 2; i <= n; i++ {
-		t[i] = t[i-1] + math.Log(float64(i))
+		t[i] = t[i-1] + logmath.Log(float64(i))
 	}
 	// Re-anchor with Lgamma every 64 entries to stop the running sum from
 	// accumulating rounding error.
@@ -44,7 +46,7 @@ func newLogFact(n int) logFactTable {
 		v, _ := math.Lgamma(float64(i) + 1)
 		t[i] = v
 		for j := i + 1; j < i+64 && j <= n; j++ {
-			t[j] = t[j-1] + math.Log(float64(j))
+			t[j] = t[j-1] + logmath.Log(float64(j))
 		}
 	}
 	return t

@@ -190,7 +190,7 @@ func (b *wbk19) RDP(order float64) (float64, error) {
 		return 0, nil
 	}
 	lf := logFactorials(lam)
-	logGamma := math.Log(b.gamma)
+	logGamma := logmath.Log(b.gamma)
 	logEm1Inf := logExpm1(b.epsInf) // log(e^epsInf - 1)
 	fl := float64(lam)
 	s := logmath.NewAccumulator()
@@ -198,7 +198,7 @@ func (b *wbk19) RDP(order float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	t2 := math.Min(math.Log(4)+logExpm1OrInf(e2), e2+math.Min(math.Ln2, 2*logEm1Inf))
+	t2 := math.Min(logmath.Log(4)+logExpm1OrInf(e2), e2+math.Min(math.Ln2, 2*logEm1Inf))
 	s.Add(2*logGamma + lf.binom(lam, 2) + t2)
 
 	var firstErr error
@@ -239,7 +239,7 @@ func (b *wbk19) RDP(order float64) (float64, error) {
 		if logEm1Inf > 0 && fj*logEm1Inf >= math.Ln2 {
 			logX = 0
 		}
-		return geometricTail(logM, logGamma+math.Log(fl-fj)-math.Log(fj+1)+u+logX)
+		return geometricTail(logM, logGamma+logmath.Log(fl-fj)-logmath.Log(fj+1)+u+logX)
 	}
 	addSeries(&s, 3, lam, term, tail)
 	if firstErr != nil {

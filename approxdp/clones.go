@@ -95,9 +95,9 @@ func (t cloneTerms) logDivergence(c int64) (lo, hi float64) {
 	}
 	base := t.logA2 + logBxs
 	if s <= 0 {
-		return math.Inf(-1), base + math.Log(rem)
+		return math.Inf(-1), base + logmath.Log(rem)
 	}
-	return base + math.Log(s), base + math.Log(s+rem)
+	return base + logmath.Log(s), base + logmath.Log(s+rem)
 }
 
 // maxExactClones is the number of clone counts above which the mixture is
@@ -144,7 +144,7 @@ func newCloneMixture(n int64, eps0, tail float64) cloneMixture {
 	outside := 0.0
 	for lo > 0 {
 		w := math.Exp(logW(lo))
-		q := math.Exp(math.Log(lo) + log1mP - math.Log(m-lo+1) - logP)
+		q := math.Exp(logmath.Log(lo) + log1mP - logmath.Log(m-lo+1) - logP)
 		if q < 1 {
 			if below := w * q / (1 - q); below <= half {
 				outside += below
@@ -156,7 +156,7 @@ func newCloneMixture(n int64, eps0, tail float64) cloneMixture {
 	hi := mode
 	for hi < m {
 		w := math.Exp(logW(hi))
-		q := math.Exp(math.Log(m-hi) + logP - math.Log(hi+1) - log1mP)
+		q := math.Exp(logmath.Log(m-hi) + logP - logmath.Log(hi+1) - log1mP)
 		if q < 1 {
 			if above := w * q / (1 - q); above <= half {
 				outside += above
@@ -310,7 +310,7 @@ func numericalEpsilonHinted(n int64, eps0, delta float64, withLower bool, loHint
 // log deltaAt(eps) - log target, falling back to bisection where the log is
 // infinite, and stops when hi - lo <= max(1e-12, 1e-9 hi).
 func solveEps(lo0, hi0, eps0, target float64, deltaAt func(float64) float64) Interval {
-	g := func(e float64) float64 { return math.Log(deltaAt(e)) - math.Log(target) }
+	g := func(e float64) float64 { return logmath.Log(deltaAt(e)) - logmath.Log(target) }
 	lo, glo := 0.0, math.Inf(1)
 	hi := math.Min(hi0, eps0)
 	ghi := g(hi)

@@ -2,6 +2,8 @@ package approxdp
 
 import (
 	"math"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
 // ClosedFormValid reports whether the FMT20 closed form applies to n shuffled
@@ -15,8 +17,8 @@ func ClosedFormValid(n int64, eps0, delta float64) bool {
 	if n < 1 || delta <= 0 || delta >= 1 {
 		return false
 	}
-	l := math.Log(4 / delta)
-	return eps0 <= math.Log(float64(n)/(16*l))
+	l := logmath.Log(4 / delta)
+	return eps0 <= logmath.Log(float64(n)/(16*l))
 }
 
 // ClosedFormEpsilon returns the FMT20 closed-form bound on the epsilon of
@@ -53,7 +55,7 @@ func ClosedFormEpsilon(n int64, eps0, delta float64) (eps float64, valid bool, e
 		return eps0, false, nil
 	}
 	nf := float64(n)
-	a := 8 * math.Sqrt(math.Exp(eps0)*math.Log(4/delta)/nf)
+	a := 8 * math.Sqrt(math.Exp(eps0)*logmath.Log(4/delta)/nf)
 	b := 8 * math.Exp(eps0) / nf
 	e1 := math.Log1p(a + b)
 	factor := -math.Expm1(-eps0) / (1 + math.Exp(-eps0-e1))

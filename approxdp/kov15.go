@@ -3,6 +3,8 @@ package approxdp
 import (
 	"fmt"
 	"math"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
 // KOV15Epsilon returns the epsilon of the T-fold adaptive composition of
@@ -31,8 +33,8 @@ func KOV15Epsilon(eps float64, steps int64, deltaTilde float64) (float64, error)
 	t := float64(steps)
 	head := t * eps * math.Tanh(eps/2)
 	b1 := t * eps
-	b2 := head + eps*math.Sqrt(2*t*math.Log(math.E+math.Sqrt(t)*eps/deltaTilde))
-	b3 := head + eps*math.Sqrt(2*t*-math.Log(deltaTilde))
+	b2 := head + eps*math.Sqrt(2*t*logmath.Log(math.E+math.Sqrt(t)*eps/deltaTilde))
+	b3 := head + eps*math.Sqrt(2*t*-logmath.Log(deltaTilde))
 	e := roundUp(math.Min(b1, math.Min(b2, b3)), 1e-14)
 	if math.IsInf(e, 0) || math.IsNaN(e) {
 		return 0, fmt.Errorf("composed epsilon overflows float64 (eps=%g, steps=%d)", eps, steps)

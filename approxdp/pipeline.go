@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
 // ShuffleMethod selects the bound used for one shuffle.
@@ -237,13 +239,13 @@ func SubsampledShuffleKOV15(curve *ShuffleCurve, gamma float64, steps int64, del
 			return Composition{}, err
 		}
 		if ok && c.Epsilon < best.Epsilon {
-			best, bestU, bestJ = c, math.Log(ds), j
+			best, bestU, bestJ = c, logmath.Log(ds), j
 		}
 	}
 	if !math.IsNaN(bestU) {
 		// Golden-section refinement on [u - h, u + h], h = one grid step.
 		h := math.Ln10 / perDecade
-		a, b := bestU-h, math.Min(bestU+h, math.Log(dsMax))
+		a, b := bestU-h, math.Min(bestU+h, logmath.Log(dsMax))
 		f := func(u float64) float64 {
 			c, ok, err := eval(math.Exp(u))
 			if err != nil || !ok {

@@ -1,6 +1,10 @@
 package approxdp
 
-import "math"
+import (
+	"math"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
+)
 
 // UllmanSubsample returns the (eps, delta) guarantee of running an
 // (eps, delta)-DP mechanism on a uniformly random subset of gamma·n of n
@@ -28,7 +32,7 @@ func UllmanSubsample(eps, delta, gamma float64) (epsOut, deltaOut float64, err e
 	epsOut = math.Log1p(gamma * math.Expm1(eps))
 	if math.IsInf(epsOut, 1) {
 		// e^eps overflowed: log(1 + gamma(e^eps-1)) = eps + log(gamma) + log1p((1-gamma)e^-eps/gamma)
-		epsOut = eps + math.Log(gamma) + math.Log1p((1-gamma)*math.Exp(-eps)/gamma)
+		epsOut = eps + logmath.Log(gamma) + math.Log1p((1-gamma)*math.Exp(-eps)/gamma)
 	}
 	epsOut = roundUp(epsOut, 1e-15)
 	if epsOut > eps {

@@ -84,8 +84,8 @@ func (p params) fractionalLogAm1(alpha float64) float64 {
 	// by their cancellation (a factor ~sigma^2 when sigma is large).
 	b1, b2 := newLedger(), newLedger()
 	aq := alpha * p.q
-	laq := math.Log(alpha) + p.lq
-	lc2 := math.Log(alpha * (alpha - 1) / 2)
+	laq := logmath.Log(alpha) + p.lq
+	lc2 := logmath.Log(alpha * (alpha - 1) / 2)
 	C := lc2 + 2*p.lq
 	sp.lc2 = lc2
 
@@ -97,15 +97,15 @@ func (p params) fractionalLogAm1(alpha float64) float64 {
 	xm := (alpha - 1) * p.l1
 	r := -math.Expm1(xm) / p.q
 	x = (zs - 1) / s
-	l2 := math.Log(2 / (alpha - 1))
-	b1.add(-1, l2+math.Log(r)+logNormCDF(x), rho(math.Abs(l2)+math.Abs(math.Log(r))+math.Abs(xm)+2+logNormCDFMag(x)))
+	l2 := logmath.Log(2 / (alpha - 1))
+	b1.add(-1, l2+logmath.Log(r)+logNormCDF(x), rho(math.Abs(l2)+math.Abs(logmath.Log(r))+math.Abs(xm)+2+logNormCDFMag(x)))
 
 	// Right of zs: minus (1 - alpha q) Phi(-zs/s) + alpha q Phi((1-zs)/s).
 	x = -zs / s
 	if cq := 1 - aq; cq != 0 {
-		b2.add(-math.Copysign(1, cq), math.Log(math.Abs(cq))+logNormCDF(x), rho((1+aq)/math.Abs(cq)+logNormCDFMag(x)))
+		b2.add(-math.Copysign(1, cq), logmath.Log(math.Abs(cq))+logNormCDF(x), rho((1+aq)/math.Abs(cq)+logNormCDFMag(x)))
 	} else {
-		b2.addErr(math.Log(4*eps*(1+aq)) + logNormCDF(x))
+		b2.addErr(logmath.Log(4*eps*(1+aq)) + logNormCDF(x))
 	}
 	x = (1 - zs) / s
 	b2.add(-1, laq+logNormCDF(x), rho(math.Abs(laq)+logNormCDFMag(x)))
@@ -138,7 +138,7 @@ func (p params) fractionalLogAm1(alpha float64) float64 {
 		width := logmath.LogAddExp(r1.logWidth()+C, r2.logWidth())
 		est := logmath.LogAddExp(b1.estimate()+C, b2.estimate())
 		errs := logmath.LogAddExp(b1.errEstimate()+C, b2.errEstimate())
-		if width <= math.Log(relTol)+est || width <= errs-math.Log(16) || k >= kmax {
+		if width <= logmath.Log(relTol)+est || width <= errs-logmath.Log(16) || k >= kmax {
 			r1.addTo(&b1)
 			r2.addTo(&b2)
 			// e^C is formed once here; its rounding (a few ulps of
@@ -240,10 +240,10 @@ func (p params) logH0Scaled(alpha, C float64) (float64, float64) {
 				break
 			}
 		}
-		return math.Log(sum), rho(4)
+		return logmath.Log(sum), rho(4)
 	}
 	v := math.Expm1(alpha*p.l1) + aq
-	l := math.Log(v)
+	l := logmath.Log(v)
 	return l - C, rho(4 + math.Abs(l) + math.Abs(C) + (aq+alpha*math.Abs(p.l1))/v)
 }
 
@@ -257,7 +257,7 @@ type coefs struct {
 func newCoefs(alpha float64) coefs {
 	m := math.Floor(alpha)
 	f := alpha - m // exact
-	return coefs{alpha: alpha, m: int(m), logSinOverPi: math.Log(math.Sin(math.Pi*math.Min(f, 1-f)) / math.Pi)}
+	return coefs{alpha: alpha, m: int(m), logSinOverPi: logmath.Log(math.Sin(math.Pi*math.Min(f, 1-f)) / math.Pi)}
 }
 
 // at returns the sign and log|C(alpha,k)| with a magnitude for the error

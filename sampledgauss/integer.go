@@ -58,7 +58,7 @@ func positiveSumUpper(ls, rs []float64, top float64) float64 {
 	}
 	n := float64(len(ls))
 	bound := (s + r + (n+1)*math.Exp(-740)) * (1 + 4*eps*(n+4))
-	v := top + math.Log(bound)
+	v := top + logmath.Log(bound)
 	return v + 8*eps*(math.Abs(v)+1)
 }
 
@@ -68,7 +68,7 @@ func logExpm1(x float64) float64 {
 	if x > 36 {
 		return x + math.Log1p(-math.Exp(-x))
 	}
-	return math.Log(math.Expm1(x))
+	return logmath.Log(math.Expm1(x))
 }
 
 // binomMag bounds the size of the intermediate quantities of

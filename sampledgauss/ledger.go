@@ -35,7 +35,7 @@ func (b *ledger) add(sign, logAbs, rho float64) {
 	} else {
 		b.neg.Add(logAbs)
 	}
-	b.err.Add(logAbs + math.Log(rho))
+	b.err.Add(logAbs + logmath.Log(rho))
 }
 
 // addErr adds e^{logAbs} to the error budget.
@@ -108,7 +108,7 @@ func (b *ledger) upper() float64 {
 	// numbers with relative rounding below n eps; a factor 1 + 8 eps
 	// (n + 4) covers them and the final additions.
 	bound *= 1 + 8*eps*(n+4)
-	v := m + math.Log(bound)
+	v := m + logmath.Log(bound)
 	return v + 8*eps*(math.Abs(v)+1)
 }
 

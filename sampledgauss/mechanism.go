@@ -151,5 +151,5 @@ type params struct {
 }
 
 func newParams(q, sigma float64) params {
-	return params{q: q, sigma: sigma, lq: math.Log(q), l1: math.Log1p(-q), inv2s2: 1 / (2 * sigma * sigma)}
+	return params{q: q, sigma: sigma, lq: logmath.Log(q), l1: math.Log1p(-q), inv2s2: 1 / (2 * sigma * sigma)}
 }

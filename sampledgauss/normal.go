@@ -1,6 +1,10 @@
 package sampledgauss
 
-import "math"
+import (
+	"math"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
+)
 
 // logNormCDF returns log Phi(x), Phi the standard normal CDF, for every
 // real x: log1p(-erfc(x/sqrt 2)/2) for x >= 0 (Phi >= 1/2), and
@@ -32,11 +36,11 @@ func logNormCDFMag(x float64) float64 {
 // against mpmath in normal_test.go).
 func logHalfErfcx(w float64) float64 {
 	if w < 4 {
-		return math.Log(0.5 * math.Exp(w*w) * math.Erfc(w))
+		return logmath.Log(0.5 * math.Exp(w*w) * math.Erfc(w))
 	}
 	f := w
 	for j := 24; j >= 1; j-- {
 		f = w + float64(j)/2/f
 	}
-	return -math.Log(2*f) - 0.5*math.Log(math.Pi)
+	return -logmath.Log(2*f) - 0.5*logmath.Log(math.Pi)
 }

@@ -1,6 +1,10 @@
 package sampledgauss
 
-import "math"
+import (
+	"math"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
+)
 
 // eulerN is the order of the Euler-transform bracket of a series
 // remainder: eulerTail reads the eulerN+2 terms after the truncation point.
@@ -99,15 +103,15 @@ func (t tailBracket) logWidth() float64 {
 	if math.IsInf(t.logA, -1) {
 		return t.logA
 	}
-	return t.logA + math.Log(t.hi-t.lo)
+	return t.logA + logmath.Log(t.hi-t.lo)
 }
 
 // addTo adds the upper end of the bracket to the ledger: sign * a * hi
 // when positive, -(a * lo) when negative; the relative error of a is rho.
 func (t tailBracket) addTo(b *ledger) {
 	if t.sign > 0 {
-		b.add(1, t.logA+math.Log(t.hi), t.rho)
+		b.add(1, t.logA+logmath.Log(t.hi), t.rho)
 	} else {
-		b.add(-1, t.logA+math.Log(t.lo), t.rho)
+		b.add(-1, t.logA+logmath.Log(t.lo), t.rho)
 	}
 }

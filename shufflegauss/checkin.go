@@ -196,7 +196,7 @@ func logChernoffAbove(x float64, n int64, p float64) float64 {
 func binaryKL(q, p float64) float64 {
 	kl := 0.0
 	if q > 0 {
-		kl += q * math.Log(q/p)
+		kl += q * logmath.Log(q/p)
 	}
 	if q < 1 {
 		kl += (1 - q) * (math.Log1p(-q) - math.Log1p(-p))
@@ -212,7 +212,7 @@ func logBinomPMF(k, n int64, p float64) float64 {
 		}
 		return math.Inf(-1)
 	}
-	return logmath.LogBinom(float64(n), float64(k)) + float64(k)*math.Log(p) + float64(n-k)*math.Log1p(-p)
+	return logmath.LogBinom(float64(n), float64(k)) + float64(k)*logmath.Log(p) + float64(n-k)*math.Log1p(-p)
 }
 
 // buildBlocks partitions k = 0..n into blocks (see the CheckIn doc).

@@ -2,6 +2,8 @@ package shufflegauss
 
 import (
 	"math"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
 // maxOrder bounds the integer orders for which the moment table is built
@@ -36,7 +38,7 @@ func newTables(size int) tables {
 	t := tables{logInt: make([]float64, size+1), logFact: make([]float64, size+1)}
 	t.logInt[0] = math.Inf(-1)
 	for m := 1; m <= size; m++ {
-		t.logInt[m] = math.Log(float64(m))
+		t.logInt[m] = logmath.Log(float64(m))
 		t.logFact[m], _ = math.Lgamma(float64(m) + 1) // a few ulps, no accumulation
 	}
 	return t
@@ -53,7 +55,7 @@ func newTables(size int) tables {
 // Every weight is non-negative as long as m <= n+1, so the log-sum-exp is
 // exact to rounding; the caller must not ask for m > n+1.
 func millerLogMoments(logA []float64, upTo int, n float64, halfInvVar float64, t tables) []float64 {
-	logN := math.Log(n)
+	logN := logmath.Log(n)
 	buf := make([]float64, upTo+1)
 	for m := len(logA); m <= upTo; m++ {
 		// Pass 1: exponents e_j and their maximum.
@@ -85,7 +87,7 @@ func millerLogMoments(logA []float64, upTo int, n float64, halfInvVar float64, t
 			s += w * math.Exp(buf[j]-mx)
 		}
 		s += float64(skipped) * (1 + 1/n) * math.Exp(-40)
-		logA = append(logA, mx+math.Log(s))
+		logA = append(logA, mx+logmath.Log(s))
 	}
 	return logA
 }
@@ -131,7 +133,7 @@ func convolveMoments(la []float64, a int64, lb []float64, b int64, buf []float64
 		return squareMoments(la, out, buf, t)
 	}
 	p := float64(a) / float64(a+b)
-	lp, lq := math.Log(p), math.Log1p(-p)
+	lp, lq := logmath.Log(p), math.Log1p(-p)
 	for m := range out {
 		mx := math.Inf(-1)
 		for i := 0; i <= m; i++ {
@@ -153,7 +155,7 @@ func convolveMoments(la []float64, a int64, lb []float64, b int64, buf []float64
 			s += math.Exp(buf[i] - mx)
 		}
 		s += float64(skipped) * math.Exp(-40)
-		out[m] = mx + math.Log(s)
+		out[m] = mx + logmath.Log(s)
 	}
 	return out
 }
@@ -189,7 +191,7 @@ func squareMoments(la, out, buf []float64, t tables) []float64 {
 			s += w * math.Exp(buf[i]-mx)
 		}
 		s += skipped * math.Exp(-40)
-		out[m] = mx + math.Log(s)
+		out[m] = mx + logmath.Log(s)
 	}
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/shuffledp/shuffledp/internal/logmath"
 )
 
 // Subsampled is the subsampled shuffle Gaussian mechanism of the ICLR'23
@@ -88,14 +90,14 @@ func subsampledLogMoment(inner *Shuffle, gamma float64, lambda int) (float64, er
 		return 0, err
 	}
 	la2 := capped[2]
-	lg := math.Log(gamma)
+	lg := logmath.Log(gamma)
 	l := float64(lambda)
 	lf := logFactorials()
 	lfl := lf[lambda]
 	// Second-order term: gamma^2 C(lambda,2) min{4(A2-1), 2 A2}.
-	second := math.Min(math.Log(4)+math.Log(math.Expm1(la2)), math.Log(2)+la2)
+	second := math.Min(logmath.Log(4)+logmath.Log(math.Expm1(la2)), logmath.Log(2)+la2)
 	terms := make([]float64, 0, lambda)
-	terms = append(terms, 0, 2*lg+math.Log(l*(l-1)/2)+second)
+	terms = append(terms, 0, 2*lg+logmath.Log(l*(l-1)/2)+second)
 	for j := 3; j <= lambda; j++ {
 		terms = append(terms, math.Ln2+float64(j)*lg+lfl-lf[j]-lf[lambda-j]+capped[j])
 	}
@@ -143,5 +145,5 @@ func logSumExpUpper(xs []float64) float64 {
 		}
 		s += math.Exp(x - mx)
 	}
-	return mx + math.Log(s+float64(skipped)*math.Exp(-40))
+	return mx + logmath.Log(s+float64(skipped)*math.Exp(-40))
 }

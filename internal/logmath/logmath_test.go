@@ -111,3 +111,23 @@ func TestAccumulatorMatchesLogSumExp(t *testing.T) {
 		}
 	}
 }
+
+// TestLogSubnormal: Log is right where math.Log on amd64 is not (values
+// from mpmath: log(2.384e-309), log(1e-310), log(5e-324)).
+func TestLogSubnormal(t *testing.T) {
+	for _, tc := range []struct{ x, want float64 }{
+		{2.384e-309, -710.6300139859569},
+		{1e-310, -713.801378828154},
+		{5e-324, -744.4400719213812},
+		{0x1p-1022, -708.3964185322641},
+		{1, 0},
+		{math.E, 1},
+	} {
+		if got := Log(tc.x); math.Abs(got-tc.want) > 1e-12*math.Abs(tc.want)+1e-15 {
+			t.Errorf("Log(%g) = %v, want %v", tc.x, got, tc.want)
+		}
+	}
+	if !math.IsInf(Log(0), -1) || !math.IsNaN(Log(-1)) {
+		t.Error("Log(0) or Log(-1) wrong")
+	}
+}
