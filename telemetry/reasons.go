@@ -1,0 +1,85 @@
+package telemetry
+
+import (
+	"errors"
+
+	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/shuffler"
+)
+
+// Reason is the label of a rejected report or a discarded round. The set is
+// closed: Rejection maps every error to one of these constants, so the label
+// cardinality is bounded whatever a client sends.
+type Reason string
+
+// Rejection reasons for reports.
+const (
+	ReasonNotSampled      Reason = "not_sampled"
+	ReasonDuplicate       Reason = "duplicate"
+	ReasonWrongRound      Reason = "wrong_round"
+	ReasonWrongLength     Reason = "wrong_length"
+	ReasonReplay          Reason = "replay"
+	ReasonUnknownKey      Reason = "unknown_key"
+	ReasonMalformed       Reason = "malformed"
+	ReasonUnauthenticated Reason = "unauthenticated"
+	ReasonNoRound         Reason = "no_round"
+	ReasonOpenFailed      Reason = "open_failed"
+	ReasonOther           Reason = "other"
+)
+
+// Reasons a round is discarded (nothing released, nothing debited, or the
+// debit refused).
+const (
+	ReasonIncomplete      Reason = "incomplete"
+	ReasonBatchTooSmall   Reason = "batch_too_small"
+	ReasonBudgetExhausted Reason = "budget_exhausted"
+	ReasonNotDebited      Reason = "not_debited"
+)
+
+// ReportReasons lists every report-rejection label, in a fixed order; the
+// metrics are pre-initialised with them so a scrape shows zeros, not gaps.
+var ReportReasons = []Reason{
+	ReasonNotSampled, ReasonDuplicate, ReasonWrongRound, ReasonWrongLength,
+	ReasonReplay, ReasonUnknownKey, ReasonMalformed, ReasonUnauthenticated,
+	ReasonNoRound, ReasonOpenFailed, ReasonOther,
+}
+
+// RoundReasons lists every round-discard label.
+var RoundReasons = []Reason{
+	ReasonIncomplete, ReasonBatchTooSmall, ReasonBudgetExhausted, ReasonNotDebited, ReasonOther,
+}
+
+// Rejection maps an error returned by shuffler.Service.Submit, Release or
+// the server's Opener to its label. Unknown errors are ReasonOther.
+func Rejection(err error) Reason {
+	switch {
+	case err == nil:
+		return ReasonOther
+	case errors.Is(err, shuffler.ErrNotSampled):
+		return ReasonNotSampled
+	case errors.Is(err, shuffler.ErrDuplicate):
+		return ReasonDuplicate
+	case errors.Is(err, shuffler.ErrWrongRound):
+		return ReasonWrongRound
+	case errors.Is(err, shuffler.ErrReportLength):
+		return ReasonWrongLength
+	case errors.Is(err, shuffler.ErrNoRound):
+		return ReasonNoRound
+	case errors.Is(err, protocol.ErrUnknownKey):
+		return ReasonUnknownKey
+	case errors.Is(err, protocol.ErrEnvelope):
+		return ReasonMalformed
+	case errors.Is(err, protocol.ErrOpen):
+		return ReasonOpenFailed
+	case errors.Is(err, shuffler.ErrIncomplete):
+		return ReasonIncomplete
+	case errors.Is(err, shuffler.ErrBatchTooSmall):
+		return ReasonBatchTooSmall
+	case errors.Is(err, ledger.ErrBudgetExhausted):
+		return ReasonBudgetExhausted
+	case errors.Is(err, shuffler.ErrNotDebited):
+		return ReasonNotDebited
+	}
+	return ReasonOther
+}
