@@ -16,12 +16,14 @@ type MemoryStore struct {
 	mu      sync.Mutex
 	runs    map[string]RunInfo
 	entries map[string][]Entry // sorted by round
-	closed  bool
+	// reportIDs maps a run to its claimed report IDs and their rounds.
+	reportIDs map[string]map[[16]byte]int64
+	closed    bool
 }
 
 // NewMemoryStore returns an empty in-memory store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{runs: map[string]RunInfo{}, entries: map[string][]Entry{}}
+	return &MemoryStore{runs: map[string]RunInfo{}, entries: map[string][]Entry{}, reportIDs: map[string]map[[16]byte]int64{}}
 }
 
 var errClosed = errors.New("ledger: store is closed")
@@ -172,6 +174,44 @@ func (m *MemoryStore) Check(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ClaimReportIDs implements ReportIDStore.
+func (m *MemoryStore) ClaimReportIDs(ctx context.Context, run string, round int64, ids [][16]byte) ([][16]byte, error) {
+	if err := validateClaim(run, round); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	unique, dup := claimPlan(ids)
+	claimed := m.reportIDs[run]
+	if claimed == nil {
+		claimed = make(map[[16]byte]int64, len(unique))
+		m.reportIDs[run] = claimed
+	}
+	var other map[[16]byte]bool
+	for _, id := range unique {
+		r, ok := claimed[id]
+		switch {
+		case !ok:
+			claimed[id] = round
+		case r != round:
+			if other == nil {
+				other = map[[16]byte]bool{}
+			}
+			other[id] = true
+		}
+	}
+	return claimReplays(ids, dup, other), nil
 }
 
 // Close implements Store.

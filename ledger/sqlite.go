@@ -1,14 +1,17 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -19,9 +22,17 @@ import (
 // FileName is the name of the ledger database inside a state directory.
 const FileName = "ledger.db"
 
-// SchemaVersion is the version of the SQL schema this package writes. A
-// database with another version is refused, never migrated silently.
-const SchemaVersion = 1
+// SchemaVersion is the version of the SQL schema this package writes, in
+// SQLite and in PostgreSQL alike: 1, the runs and their entries; 2, the
+// report IDs of ReportIDStore. Opening a database of an older version for
+// writing migrates it, in one transaction, and records the new version in
+// its meta table; a database of a newer version is refused, never
+// misread. A read-only open reads versions MinSchemaVersion to
+// SchemaVersion and changes nothing.
+const SchemaVersion = 2
+
+// MinSchemaVersion is the oldest schema version this package reads.
+const MinSchemaVersion = 1
 
 // Fault points of SQLiteStore.Append (package internal/faultpoint), for
 // crash tests that kill the process inside a debit.
@@ -38,9 +49,10 @@ const (
 // application identifies a shuffledp ledger in the meta table.
 const application = "shuffledp-ledger"
 
-// schema creates the tables. It is plain SQL that PostgreSQL also accepts:
-// the (run, round) key is a UNIQUE constraint, times are RFC 3339 text in
-// UTC, events JSON text, digests hexadecimal text.
+// schema creates the tables of schema version 1. It is plain SQL that
+// PostgreSQL also accepts: the (run, round) key is a UNIQUE constraint,
+// times are RFC 3339 text in UTC (nanoseconds kept), events JSON text,
+// digests hexadecimal text.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS meta (
 		key   TEXT PRIMARY KEY,
@@ -64,6 +76,20 @@ var schema = []string{
 		created_at TEXT NOT NULL,
 		UNIQUE (run, round)
 	)`,
+}
+
+// sqliteMigrations[v] takes an SQLite ledger from schema version v to v+1
+// (migrations[0] is the version 1 schema itself).
+var sqliteMigrations = [][]string{
+	schema,
+	// 2: the report IDs of ReportIDStore, keyed (run, id); no rowid, so
+	// the key is the table.
+	{`CREATE TABLE IF NOT EXISTS report_ids (
+		run   TEXT NOT NULL,
+		id    BLOB NOT NULL CHECK (typeof(id) = 'blob' AND length(id) = 16),
+		round BIGINT NOT NULL CHECK (round >= 0),
+		PRIMARY KEY (run, id)
+	) WITHOUT ROWID`},
 }
 
 // SQLiteOptions configure OpenSQLite.
@@ -216,23 +242,43 @@ func syncDir(dir string) error {
 	return err
 }
 
-// init creates the schema if needed and checks its version.
+// init creates or migrates the schema and checks its version.
 func (s *SQLiteStore) init(ctx context.Context) error {
 	if s.readOnly {
-		return s.checkVersion(ctx, s.db)
+		_, err := readVersion(ctx, s.db)
+		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		for _, stmt := range schema {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("creating schema: %w", err)
-			}
+		var tables int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).Scan(&tables); err != nil {
+			return err
 		}
-		for _, kv := range [][2]string{{"application", application}, {"schema_version", strconv.Itoa(SchemaVersion)}} {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, kv[0], kv[1]); err != nil {
+		version := 0
+		if tables > 0 {
+			v, err := readVersion(ctx, tx)
+			if err != nil {
+				return err
+			}
+			version = v
+		}
+		for v := version; v < SchemaVersion; v++ {
+			for _, stmt := range sqliteMigrations[v] {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("migrating the schema to version %d: %w", v+1, err)
+				}
+			}
+			if v == 0 {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('application', $1)`, application); err != nil {
+					return fmt.Errorf("writing meta: %w", err)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('schema_version', $1)
+				ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.Itoa(v+1)); err != nil {
 				return fmt.Errorf("writing meta: %w", err)
 			}
 		}
-		return s.checkVersion(ctx, tx)
+		_, err := readVersion(ctx, tx)
+		return err
 	})
 }
 
@@ -240,22 +286,30 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// checkVersion refuses a database that is not a ledger of SchemaVersion.
-func (s *SQLiteStore) checkVersion(ctx context.Context, q querier) error {
+// readVersion returns the schema version of a ledger database, refusing
+// one that is not a shuffledp ledger or whose version this package cannot
+// read (older than MinSchemaVersion or newer than SchemaVersion).
+func readVersion(ctx context.Context, q querier) (int, error) {
 	var app, version string
 	if err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'application'`).Scan(&app); err != nil {
-		return fmt.Errorf("not a shuffledp ledger (no meta table): %w", err)
-	}
-	if app != application {
-		return fmt.Errorf("not a shuffledp ledger (application %q)", app)
+		return 0, fmt.Errorf("not a shuffledp ledger (no meta table): %w", err)
 	}
 	if err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version); err != nil {
-		return fmt.Errorf("reading schema version: %w", err)
+		return 0, fmt.Errorf("reading schema version: %w", err)
 	}
-	if version != strconv.Itoa(SchemaVersion) {
-		return fmt.Errorf("ledger schema version %s, this program reads version %d", version, SchemaVersion)
+	return checkVersion(app, version)
+}
+
+// checkVersion parses the meta table's application and schema_version.
+func checkVersion(app, version string) (int, error) {
+	if app != application {
+		return 0, fmt.Errorf("not a shuffledp ledger (application %q)", app)
 	}
-	return nil
+	v, err := strconv.Atoi(version)
+	if err != nil || v < MinSchemaVersion || v > SchemaVersion {
+		return 0, fmt.Errorf("ledger schema version %s, this program reads versions %d to %d", version, MinSchemaVersion, SchemaVersion)
+	}
+	return v, nil
 }
 
 // tx runs f in one transaction (BEGIN IMMEDIATE: the write lock is taken
@@ -544,7 +598,8 @@ func (s *SQLiteStore) Check(ctx context.Context) error {
 	if err := s.pragmaCheck(ctx, `PRAGMA foreign_key_check`, ""); err != nil {
 		return err
 	}
-	if err := s.checkVersion(ctx, s.db); err != nil {
+	version, err := readVersion(ctx, s.db)
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	runs, err := s.Runs(ctx)
@@ -573,6 +628,16 @@ func (s *SQLiteStore) Check(ctx context.Context) error {
 	}
 	if orphans != 0 {
 		return fmt.Errorf("%w: %d entries of unregistered runs", ErrCorrupt, orphans)
+	}
+	if version >= 2 {
+		var bad int64
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM report_ids
+			WHERE typeof(id) <> 'blob' OR length(id) <> 16 OR round < 0`).Scan(&bad); err != nil {
+			return err
+		}
+		if bad != 0 {
+			return fmt.Errorf("%w: %d malformed report IDs", ErrCorrupt, bad)
+		}
 	}
 	return nil
 }
@@ -619,3 +684,90 @@ func (s *SQLiteStore) pragmaCheck(ctx context.Context, pragma, want string) erro
 
 // Close implements Store.
 func (s *SQLiteStore) Close() error { return s.db.Close() }
+
+// ClaimReportIDs implements ReportIDStore in one write transaction: the
+// ids already recorded for run are looked up through the (run, id) key,
+// and the others inserted, each statement taking the whole list as one
+// JSON array of hexadecimal strings (json_each), so that a claim of 10,000
+// ids is two statements, not 10,000.
+func (s *SQLiteStore) ClaimReportIDs(ctx context.Context, run string, round int64, ids [][16]byte) ([][16]byte, error) {
+	if err := validateClaim(run, round); err != nil {
+		return nil, err
+	}
+	if s.readOnly {
+		return nil, errors.New("ledger: claim report IDs: the store is open read-only")
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	unique, dup := claimPlan(ids)
+	// In key order, lookups and inserts walk the B-tree's pages in order.
+	sorted := slices.SortedFunc(slices.Values(unique), func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) })
+	var other map[[16]byte]bool
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		other = nil
+		rows, err := tx.QueryContext(ctx, `SELECT id, round FROM report_ids
+			WHERE run = $1 AND id IN (SELECT unhex(value) FROM json_each($2))`, run, hexList(sorted))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		recorded := map[[16]byte]bool{}
+		for rows.Next() {
+			var b []byte
+			var r int64
+			if err := rows.Scan(&b, &r); err != nil {
+				return err
+			}
+			if len(b) != 16 {
+				return fmt.Errorf("%w: report ID of %d bytes", ErrCorrupt, len(b))
+			}
+			id := [16]byte(b)
+			recorded[id] = true
+			if r != round {
+				if other == nil {
+					other = map[[16]byte]bool{}
+				}
+				other[id] = true
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		fresh := sorted
+		if len(recorded) > 0 {
+			fresh = make([][16]byte, 0, len(sorted)-len(recorded))
+			for _, id := range sorted {
+				if !recorded[id] {
+					fresh = append(fresh, id)
+				}
+			}
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO report_ids (run, id, round)
+			SELECT $1, unhex(value), $2 FROM json_each($3)`, run, round, hexList(fresh))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim report IDs of run %q round %d: %w", run, round, err)
+	}
+	return claimReplays(ids, dup, other), nil
+}
+
+// hexList encodes ids as a JSON array of hexadecimal strings.
+func hexList(ids [][16]byte) string {
+	b := make([]byte, 0, 2+len(ids)*35)
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = hex.AppendEncode(b, id[:])
+		b = append(b, '"')
+	}
+	return string(append(b, ']'))
+}

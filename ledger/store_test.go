@@ -3,8 +3,10 @@ package ledger
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,19 +18,37 @@ import (
 // clients per round, eps0 = 2.
 var subsampled = event.Event{Mechanism: "subsampled-shuffle", N: 60000, K: 1000, Eps0: 2}
 
-// backends opens each Store implementation afresh for a test.
+// backends opens each Store implementation afresh for a test: the
+// conformance tests run over this table.
 var backends = []struct {
 	name string
-	open func(t *testing.T) Store
+	open func(t testing.TB) Store
 }{
-	{"memory", func(t *testing.T) Store { return NewMemoryStore() }},
-	{"sqlite", func(t *testing.T) Store {
+	{"memory", func(t testing.TB) Store { return NewMemoryStore() }},
+	{"sqlite", func(t testing.TB) Store {
 		s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), FileName), SQLiteOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}},
+}
+
+// sharedBackends are the durable backends that several stores (processes)
+// can open at once: target returns a new, empty ledger that open opens.
+var sharedBackends = []struct {
+	name   string
+	target func(t testing.TB) string
+	open   func(t testing.TB, target string) Backend
+}{
+	{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), FileName) },
+		func(t testing.TB, target string) Backend {
+			s, err := OpenSQLite(context.Background(), target, SQLiteOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}},
 }
 
 func entry(run string, round int64, ev event.Event, batch string) Entry {
@@ -283,5 +303,71 @@ func TestCheckFindsCorruption(t *testing.T) {
 				t.Errorf("Check after %s: %v, want ErrCorrupt", tc.sql, err)
 			}
 		})
+	}
+}
+
+// A version 1 ledger (before report IDs) is read as it is when opened
+// read-only, and migrated to SchemaVersion, entries kept, when opened for
+// writing.
+func TestSQLiteMigratesVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), FileName)
+	db, err := sql.Open("sqlite", dsn(path, SQLiteOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range append(slices.Clone(sqliteMigrations[0]),
+		`INSERT INTO meta (key, value) VALUES ('application', 'shuffledp-ledger'), ('schema_version', '1')`,
+		`INSERT INTO runs (run, delta, bound, orders, entries, created_at) VALUES ('r', 1e-5, 'best', '', 1, '2026-11-23T10:00:00Z')`,
+		`INSERT INTO entries (run, round, mechanism, event, reports, digest, created_at) VALUES ('r', 0, 'subsampled-shuffle',
+			'{"mechanism":"subsampled-shuffle","n":60000,"k":1000,"eps0":2}', 1000, '`+digest(0).String()+`', '2026-11-23T10:00:00Z')`,
+	) {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	version := func(s *SQLiteStore) int {
+		v, err := readVersion(ctx, s.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	ro, err := OpenSQLite(ctx, path, SQLiteOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := Summarize(ctx, ro, "r", 0, false); err != nil || sum.Rounds != 1 {
+		t.Errorf("read-only version 1: %+v, %v", sum, err)
+	}
+	if err := ro.Check(ctx); err != nil {
+		t.Errorf("read-only version 1: Check: %v", err)
+	}
+	if _, err := ro.ClaimReportIDs(ctx, "r", 1, ids(1)); err == nil {
+		t.Error("a read-only store claimed report IDs")
+	}
+	if v := version(ro); v != 1 {
+		t.Errorf("a read-only open changed the version to %d", v)
+	}
+	ro.Close()
+
+	s, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v := version(s); v != SchemaVersion {
+		t.Errorf("version %d after opening for writing, want %d", v, SchemaVersion)
+	}
+	if got, err := s.Entries(ctx, "r"); err != nil || len(got) != 1 || got[0].Digest != digest(0) {
+		t.Errorf("entries after the migration: %+v, %v", got, err)
+	}
+	if got, err := s.ClaimReportIDs(ctx, "r", 1, ids(1, 1)); err != nil || !slices.Equal(got, ids(1)) {
+		t.Errorf("claim after the migration: %v, %v", got, err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Error(err)
 	}
 }

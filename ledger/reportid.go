@@ -1,0 +1,94 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+)
+
+// ReportIDStore records the report IDs a shuffler has accepted, durably,
+// so that a report replayed into a later round (or after a restart) is
+// recognised and rejected. A report ID is the random 16-byte identifier in
+// a sealed report's clear header (protocol.ReportID); it is unique per
+// report with overwhelming probability, so one seen twice is a replay.
+//
+// Replay rejection in the style of the IETF DAP draft (draft-ietf-ppm-dap,
+// "report ID" uniqueness) and Janus, which keep every report ID of a task
+// under a UNIQUE key.
+type ReportIDStore interface {
+	// ClaimReportIDs records ids as accepted for round of run, in one
+	// atomic write, and returns the ids it refuses as replays:
+	//
+	//   - an id not yet recorded for run is inserted under round (not a
+	//     replay);
+	//   - an id already recorded for the same (run, round) is fine and not
+	//     a replay, so that a shuffler that crashed after claiming and
+	//     collects the round again can claim it again (idempotent);
+	//   - an id already recorded under a different round of run is a
+	//     replay: it is returned and not inserted again (its round stays
+	//     the first one);
+	//   - an id that occurs more than once in ids is claimed at its first
+	//     occurrence, and every later occurrence is returned as a replay
+	//     (two reports of one batch with one ID are one report sent twice).
+	//
+	// Replays are returned in the order of ids (a duplicate once per extra
+	// occurrence); nil when there are none. IDs are scoped by run: the same
+	// id in another run is not a replay. When err is non-nil nothing was
+	// recorded and replays is nil; the call may be retried.
+	ClaimReportIDs(ctx context.Context, run string, round int64, ids [][16]byte) (replays [][16]byte, err error)
+}
+
+// Backend is a Store that also keeps report IDs: what OpenStore returns,
+// implemented by SQLiteStore, PostgresStore and MemoryStore.
+type Backend interface {
+	Store
+	ReportIDStore
+}
+
+var (
+	_ Backend = (*MemoryStore)(nil)
+	_ Backend = (*SQLiteStore)(nil)
+)
+
+// validateClaim checks the run and round of a ClaimReportIDs call.
+func validateClaim(run string, round int64) error {
+	if err := ValidateRun(run); err != nil {
+		return err
+	}
+	if round < 0 {
+		return fmt.Errorf("round must be >= 0, got %d", round)
+	}
+	return nil
+}
+
+// claimPlan splits the ids of one ClaimReportIDs call: unique holds each
+// distinct id once, in order of first occurrence; dup[i] is true when
+// ids[i] repeats an earlier element (a replay whatever the store holds).
+func claimPlan(ids [][16]byte) (unique [][16]byte, dup []bool) {
+	seen := make(map[[16]byte]struct{}, len(ids))
+	unique = make([][16]byte, 0, len(ids))
+	for i, id := range ids {
+		if _, ok := seen[id]; ok {
+			if dup == nil {
+				dup = make([]bool, len(ids))
+			}
+			dup[i] = true
+			continue
+		}
+		seen[id] = struct{}{}
+		unique = append(unique, id)
+	}
+	return unique, dup
+}
+
+// claimReplays lists the replays of ids in their order: every repeated
+// occurrence (dup) and every first occurrence recorded under another round
+// (other).
+func claimReplays(ids [][16]byte, dup []bool, other map[[16]byte]bool) [][16]byte {
+	var out [][16]byte
+	for i, id := range ids {
+		if (dup != nil && dup[i]) || other[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
