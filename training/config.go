@@ -137,6 +137,10 @@ type Config struct {
 	// Command is the command line that started the run, copied into every
 	// metrics record so that a result can be re-run from its own file.
 	Command []string
+	// EvalSet names what the evaluations measure, copied into every metrics
+	// record: "" or "test" for the test set, "validation" for a split held
+	// out of the training examples (train --validation) when tuning.
+	EvalSet string
 	// Workers is the number of goroutines computing per-client gradients;
 	// 0 means GOMAXPROCS. The result does not depend on it.
 	Workers int

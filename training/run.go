@@ -19,7 +19,8 @@ type Record struct {
 	Epoch float64 `json:"epoch"`
 	// Round is the number of rounds completed.
 	Round int `json:"round"`
-	// TestAccuracy and TestLoss are measured on the test set, at the
+	// TestAccuracy and TestLoss are measured on the evaluation set (the
+	// test set, or the validation split when EvalSet says so), at the
 	// model's parameters (the raw iterate).
 	TestAccuracy *float64 `json:"test_accuracy"`
 	TestLoss     *float64 `json:"test_loss"`
@@ -70,6 +71,10 @@ type Record struct {
 	ClientUpdatesPerSec float64 `json:"client_updates_per_sec"`
 	// Command is the command line that produced the record (Config.Command).
 	Command []string `json:"command,omitempty"`
+	// EvalSet is "validation" when the accuracies and losses are measured
+	// on a split held out of the training set (Config.EvalSet); absent for
+	// the test set.
+	EvalSet string `json:"eval_set,omitempty"`
 	// Run parameters, repeated on every line so a file is self-describing.
 	Model      string  `json:"model"`
 	Randomizer string  `json:"randomizer"`
@@ -141,6 +146,9 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			Model:       t.model.Name(), Randomizer: t.cfg.Randomizer, ClipNorm: t.cfg.ClipNorm, ClampLinf: t.cfg.ClampLinf,
 			Clip: t.cfg.Clip, Eps0: t.cfg.Eps0, Clients: t.cfg.Clients, Sample: t.cfg.Sample, Seed: t.cfg.Seed,
 			Command: t.cfg.Command, EMA: t.cfg.EMA,
+		}
+		if t.cfg.EvalSet != "test" {
+			rec.EvalSet = t.cfg.EvalSet
 		}
 		if k := t.cfg.Optimizer.Kind(); k != server.OptimizerSGD {
 			rec.Optimizer = t.cfg.Optimizer.String()

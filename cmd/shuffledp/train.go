@@ -51,6 +51,7 @@ type trainFlags struct {
 	workers                 int
 	cryptoNoise, noProgress bool
 	testSize                int
+	validation              int
 	// Server post-processing (privacy-free) and presets.
 	optimizer, adamBetas string
 	momentum, adamEps    float64
@@ -146,6 +147,7 @@ value, every other flag keeps its default):
 	fl.BoolVar(&f.cryptoNoise, "crypto-noise", false, "draw client randomizer noise from crypto/rand (not reproducible)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar on stderr")
 	fl.IntVar(&f.testSize, "test-size", 0, "evaluate on the first this many test examples (0 = all)")
+	fl.IntVar(&f.validation, "validation", 0, "tune honestly: hold out this many training examples (a fixed random split), train on the rest and evaluate on them instead of the test set, which is then never evaluated; metrics say eval_set \"validation\" (0 = off)")
 	fl.StringVar(&f.optimizer, "optimizer", server.OptimizerSGD, "server optimizer (privacy-free post-processing): sgd (Algorithm 1), momentum (heavy ball: v = mu v + g, step lr v), nesterov (step lr (g + mu v)) or adam")
 	fl.Float64Var(&f.momentum, "momentum", 0.9, "mu of --optimizer momentum and nesterov, in [0, 1)")
 	fl.StringVar(&f.adamBetas, "adam-betas", "0.9,0.999", "`B1,B2` of --optimizer adam, each in [0, 1)")
@@ -167,12 +169,20 @@ func loadTrainData(f *trainFlags) (train, test *data.Dataset, err error) {
 		}
 		train, test, err = data.LoadMNIST(f.dataDir)
 	case "synthetic":
-		train, test = syntheticMNIST(max(f.clients, 1), f.seed), syntheticMNIST(2000, f.seed+1)
+		train, test = syntheticMNIST(max(f.clients, 1)+max(f.validation, 0), f.seed), syntheticMNIST(2000, f.seed+1)
 	default:
 		return nil, nil, fmt.Errorf("dataset must be mnist or synthetic, got %q", f.dataset)
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if f.validation > 0 {
+		if train, test, err = train.HoldOut(f.validation, data.DefaultHoldOutSeed); err != nil {
+			return nil, nil, err
+		}
+		if f.clients > train.N {
+			return nil, nil, fmt.Errorf("clients (%d) exceeds the %d training examples left after --validation %d: lower --clients", f.clients, train.N, f.validation)
+		}
 	}
 	if f.testSize > 0 && f.testSize < test.N {
 		t := *test
@@ -305,11 +315,17 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		Workers: f.workers, CryptoNoise: f.cryptoNoise,
 		Command: append([]string{"shuffledp"}, commandPath(cmd)...),
 	}
+	if f.validation > 0 {
+		cfg.EvalSet = "validation"
+	}
 	if err := cfg.Validate(); err != nil { // before loading 400 MB of data
 		return err
 	}
 	if f.testSize < 0 {
 		return fmt.Errorf("test-size must be >= 0, got %d", f.testSize)
+	}
+	if f.validation < 0 {
+		return fmt.Errorf("validation must be >= 0, got %d", f.validation)
 	}
 	stderr := cmd.ErrOrStderr()
 	parent := cmd.Context()
