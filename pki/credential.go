@@ -1,0 +1,130 @@
+package pki
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// secretSize is the length of the client-credential secret.
+const secretSize = 32
+
+// TokenSize is the length of a client's credential.
+const TokenSize = sha256.Size
+
+// tokenLabel separates credential tokens from any other use of the secret.
+const tokenLabel = "shuffledp client credential v1"
+
+// Enroller issues and checks client credentials: the credential of client
+// i is the bearer token HMAC-SHA256(secret, label || i) (i as 8 bytes big
+// endian), so the shuffler checks a token with its secret alone, keeps no
+// per-client table, and a client holding its own token cannot forge
+// another client's. It is safe for concurrent use.
+type Enroller struct {
+	secret []byte
+}
+
+// NewEnroller returns the enroller of a secret of at least 32 bytes.
+func NewEnroller(secret []byte) (*Enroller, error) {
+	if len(secret) < secretSize {
+		return nil, fmt.Errorf("pki: client secret of %d bytes, want >= %d", len(secret), secretSize)
+	}
+	return &Enroller{secret: append([]byte(nil), secret...)}, nil
+}
+
+// LoadEnroller reads the secret of a PKI directory (clients.key), refusing
+// a file readable by others than its owner.
+func LoadEnroller(dir string) (*Enroller, error) {
+	p := dir + string(os.PathSeparator) + ClientsKeyFile
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("pki: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("pki: %s is readable by others (mode %v); chmod 600 it", p, st.Mode().Perm())
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("pki: %w", err)
+	}
+	return NewEnroller(b)
+}
+
+// Token returns client's credential.
+func (e *Enroller) Token(client int64) []byte {
+	m := hmac.New(sha256.New, e.secret)
+	m.Write([]byte(tokenLabel))
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(client))
+	m.Write(b[:])
+	return m.Sum(nil)
+}
+
+// Verify reports whether token is client's credential (in constant time).
+func (e *Enroller) Verify(client int64, token []byte) bool {
+	return client >= 0 && hmac.Equal(e.Token(client), token)
+}
+
+// Credentials are the credentials of the clients [Lo, Hi): Tokens[i] is
+// client Lo+i's. A client process reads them from the file Enrol writes.
+type Credentials struct {
+	Lo     int64    `json:"lo"`
+	Hi     int64    `json:"hi"`
+	Tokens [][]byte `json:"tokens"`
+}
+
+// Token returns client's token, or nil if the credentials do not hold it.
+func (c *Credentials) Token(client int64) []byte {
+	if client < c.Lo || client >= c.Hi {
+		return nil
+	}
+	return c.Tokens[client-c.Lo]
+}
+
+// Enrol issues the credentials of the clients [lo, hi).
+func (e *Enroller) Enrol(lo, hi int64) (*Credentials, error) {
+	if lo < 0 || hi <= lo {
+		return nil, fmt.Errorf("clients must be LO:HI with 0 <= LO < HI, got %d:%d", lo, hi)
+	}
+	c := &Credentials{Lo: lo, Hi: hi, Tokens: make([][]byte, hi-lo)}
+	for i := range c.Tokens {
+		c.Tokens[i] = e.Token(lo + int64(i))
+	}
+	return c, nil
+}
+
+// WriteCredentials writes c to path (created 0600, never overwritten).
+func WriteCredentials(path string, c *Credentials) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	return writeFile(path, b, 0o600)
+}
+
+// ReadCredentials reads a credentials file and checks its shape.
+func ReadCredentials(path string) (*Credentials, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("credentials: %w", err)
+	}
+	var c Credentials
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("credentials %s: %w", path, err)
+	}
+	if c.Lo < 0 || c.Hi <= c.Lo || int64(len(c.Tokens)) != c.Hi-c.Lo {
+		return nil, fmt.Errorf("credentials %s: %d tokens for clients %d:%d", path, len(c.Tokens), c.Lo, c.Hi)
+	}
+	for i, t := range c.Tokens {
+		if len(t) != TokenSize {
+			return nil, fmt.Errorf("credentials %s: token of client %d has %d bytes, want %d", path, c.Lo+int64(i), len(t), TokenSize)
+		}
+	}
+	return &c, nil
+}
+
+// writeSecret writes a secret file 0600.
+func writeSecret(path string, b []byte) error { return writeFile(path, b, 0o600) }
