@@ -64,7 +64,8 @@ type Trainer struct {
 	run   protocol.RunConfig
 
 	server *server.Server
-	shuf   *shuffler.Service // nil for the non-private baseline
+	shuf   *shuffler.Service // nil for the non-private baseline and with a remote shuffler
+	remote BatchSource       // WithRemote's, or nil
 	sim    *simRandomness
 	ledger *ledger.Ledger        // the privacy ledger; nil for the non-private baseline
 	best   *accounting.BestCurve // the per-round curve, for naming the winning bound
@@ -116,6 +117,9 @@ type options struct {
 	budget   shuffler.Budget
 	ledger   *ledger.Ledger
 	receipts server.ReceiptLog
+	remote   BatchSource
+	sealer   protocol.Sealer
+	opener   protocol.Opener
 }
 
 // WithLedger makes l the run's privacy ledger: the shuffler debits every
@@ -143,26 +147,30 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if train == nil || train.N < cfg.Clients {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.remote != nil {
+		if err := checkRemote(cfg, m, test); err != nil {
+			return nil, err
+		}
+	} else if train == nil || train.N < cfg.Clients {
 		have := 0
 		if train != nil {
 			have = train.N
 		}
 		return nil, fmt.Errorf("clients must be <= the number of training examples (%d), got %d", have, cfg.Clients)
 	}
-	if train.Dim != m.InputDim() {
+	if o.remote == nil && train.Dim != m.InputDim() {
 		return nil, fmt.Errorf("model %s expects inputs of length %d, training data has %d", m.Name(), m.InputDim(), train.Dim)
 	}
-	if train.Classes > m.NumClasses() {
+	if o.remote == nil && train.Classes > m.NumClasses() {
 		return nil, fmt.Errorf("model %s has %d classes, training data has %d", m.Name(), m.NumClasses(), train.Classes)
 	}
 	if test != nil && (test.Dim != m.InputDim() || test.Classes > m.NumClasses()) {
 		return nil, fmt.Errorf("test data (dim %d, %d classes) does not fit model %s (dim %d, %d classes)",
 			test.Dim, test.Classes, m.Name(), m.InputDim(), m.NumClasses())
-	}
-	var o options
-	for _, opt := range opts {
-		opt(&o)
 	}
 	d := m.NumParams()
 	t := &Trainer{
@@ -173,6 +181,10 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 		sealer: protocol.Plaintext{}, // SIMULATION ONLY: all roles share this process
 		extra:  o.budget,
 		sum:    make([]float64, d),
+		remote: o.remote,
+	}
+	if o.sealer != nil {
+		t.sealer = o.sealer
 	}
 	t.run = protocol.RunConfig{
 		Run: cfg.RunID, Model: m.Name(), Dim: d,
@@ -208,6 +220,9 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 	var opener protocol.Opener
 	if cfg.Randomizer != RandomizerNone {
 		opener = protocol.Plaintext{}
+		if o.opener != nil {
+			opener = o.opener
+		}
 	}
 	t.server, err = server.New(server.Config{Run: t.run, LR: cfg.Schedule(), ProjectRadius: cfg.ProjectRadius,
 		Optimizer: cfg.Optimizer, EMA: cfg.EMA, Opener: opener, Receipts: o.receipts}, m)
@@ -246,7 +261,7 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 // newShuffler (re)creates the shuffler role, its round ids continuing
 // after lastRound.
 func (t *Trainer) newShuffler(lastRound int64) error {
-	if t.cfg.Randomizer == RandomizerNone {
+	if t.cfg.Randomizer == RandomizerNone || t.remote != nil {
 		return nil
 	}
 	var budget shuffler.Budget = &shuffler.LedgerBudget{
@@ -297,9 +312,12 @@ func (t *Trainer) StepContext(ctx context.Context) (RoundStats, error) {
 		loss float64
 		err  error
 	)
-	if t.shuf == nil {
+	switch {
+	case t.remote != nil:
+		st, loss, err = t.remoteRound(ctx)
+	case t.shuf == nil:
 		st, loss, err = t.denseRound()
-	} else {
+	default:
 		st, loss, err = t.privateRound(ctx)
 	}
 	if err != nil {
