@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -119,7 +118,14 @@ value, every other flag keeps its default):
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTrain(cmd, &f) },
 	}
-	fl := cmd.Flags()
+	addTrainFlags(cmd.Flags(), &f)
+	cmd.AddCommand(newTrainPlotCmd())
+	return cmd
+}
+
+// addTrainFlags registers the train flags on fl; train, up and server share
+// them.
+func addTrainFlags(fl *pflag.FlagSet, f *trainFlags) {
 	fl.StringVar(&f.dataset, "dataset", "mnist", "dataset: mnist (IDX files in --data-dir), or synthetic (random data of MNIST shape, for throughput measurements)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "`DIR` holding the dataset (for mnist, fill it with: shuffledp data fetch mnist --dir DIR)")
 	fl.StringVar(&f.model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1: ReLU, 32 filters in conv2), cnn-tanh (the authors' network: tanh, 16 filters, d = 13,706), mlp or logreg")
@@ -156,8 +162,6 @@ value, every other flag keeps its default):
 	fl.Float64Var(&f.lrWarmup, "lr-warmup", 0, "linear learning-rate warm-up over the first this many `EPOCHS` (fractions allowed; 0 = none)")
 	fl.StringVar(&f.lrDecay, "lr-decay", training.DecayNone, "learning-rate decay on top of --lr: none, cosine:END[:MIN] (to MIN times the rate at epoch END) or step:EVERY:GAMMA (times GAMMA every EVERY epochs)")
 	fl.StringVar(&f.preset, "preset", "", "set the paper's stated setting (see Presets above): neurips21-fig3 or neurips21-fig6; flags given explicitly win")
-	cmd.AddCommand(newTrainPlotCmd())
-	return cmd
 }
 
 // loadTrainData returns the training and test sets named by --dataset.
@@ -194,20 +198,7 @@ func loadTrainData(f *trainFlags) (train, test *data.Dataset, err error) {
 
 // syntheticMNIST returns n random 28x28 "images" with random labels: data
 // of MNIST's shape for throughput measurements (nothing to learn).
-func syntheticMNIST(n int, seed uint64) *data.Dataset {
-	r := rand.New(rand.NewPCG(seed, 0x5e7))
-	ds := &data.Dataset{N: n, Dim: 784, Rows: 28, Cols: 28, Channels: 1, Classes: 10,
-		X: make([]float64, n*784), Y: make([]int, n)}
-	for i := range ds.X {
-		if r.IntN(5) == 0 { // MNIST is ~80% zero pixels
-			ds.X[i] = r.Float64()
-		}
-	}
-	for i := range ds.Y {
-		ds.Y[i] = r.IntN(10)
-	}
-	return ds
-}
+func syntheticMNIST(n int, seed uint64) *data.Dataset { return data.Synthetic(n, seed) }
 
 // commandPath returns the subcommand path and the arguments as given
 // ("train", "--eps0=2", ...): the command line that reproduces the run.
@@ -282,29 +273,28 @@ func trainOptimizer(fs *pflag.FlagSet, f *trainFlags) (server.Optimizer, error) 
 	return o, o.Validate()
 }
 
-func runTrain(cmd *cobra.Command, f *trainFlags) error {
-	if f.checkpoint != "" || f.resume != "" {
-		return errors.New("--checkpoint and --resume were replaced by --state DIR (a directory holding the run's durable privacy ledger, checkpoint, metrics and lock; rerunning the same command resumes)")
-	}
+// trainConfig applies --preset and returns the validated training
+// configuration of the train flags (train, up and server share it).
+func trainConfig(cmd *cobra.Command, f *trainFlags) (training.Config, error) {
 	if f.preset != "" {
 		if _, err := applyTrainPreset(cmd.Flags(), f.preset); err != nil {
-			return err
+			return training.Config{}, err
 		}
 	}
 	sched, err := training.ParseLRSchedule(f.lr)
 	if err != nil {
-		return err
+		return training.Config{}, err
 	}
 	decay, err := training.ParseLRDecay(f.lrDecay)
 	if err != nil {
-		return err
+		return training.Config{}, err
 	}
 	opt, err := trainOptimizer(cmd.Flags(), f)
 	if err != nil {
-		return err
+		return training.Config{}, err
 	}
 	if f.linfClip != "scale" && f.linfClip != "clamp" {
-		return fmt.Errorf("linf-clip must be scale or clamp, got %q", f.linfClip)
+		return training.Config{}, fmt.Errorf("linf-clip must be scale or clamp, got %q", f.linfClip)
 	}
 	cfg := training.Config{
 		ClampLinf: f.linfClip == "clamp",
@@ -319,6 +309,17 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		cfg.EvalSet = "validation"
 	}
 	if err := cfg.Validate(); err != nil { // before loading 400 MB of data
+		return training.Config{}, err
+	}
+	return cfg, nil
+}
+
+func runTrain(cmd *cobra.Command, f *trainFlags) error {
+	if f.checkpoint != "" || f.resume != "" {
+		return errors.New("--checkpoint and --resume were replaced by --state DIR (a directory holding the run's durable privacy ledger, checkpoint, metrics and lock; rerunning the same command resumes)")
+	}
+	cfg, err := trainConfig(cmd, f)
+	if err != nil {
 		return err
 	}
 	if f.testSize < 0 {
