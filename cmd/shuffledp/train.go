@@ -469,8 +469,12 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		}
 		eps = fmt.Sprintf("%.4g (%d rounds debited)", g.Epsilon, l.Rounds())
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g\n",
-		reason, last.Round, last.Epoch, fmtPtr(last.TestAccuracy, "%.4f"), eps, cfg.Delta)
+	evalSet := "test"
+	if cfg.EvalSet != "" {
+		evalSet = cfg.EvalSet
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "stopped (%s) after round %d (epoch %.4g): %s accuracy %s, epsilon %s at delta %g\n",
+		reason, last.Round, last.Epoch, evalSet, fmtPtr(last.TestAccuracy, "%.4f"), eps, cfg.Delta)
 	if reason == training.StopCancelled {
 		if session != nil {
 			fmt.Fprintf(stderr, "train: state saved in %s; run the same command again to resume\n", session.Dir())

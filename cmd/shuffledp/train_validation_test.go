@@ -12,8 +12,12 @@ func TestTrainValidationSplit(t *testing.T) {
 	dir := t.TempDir()
 	mpath := filepath.Join(dir, "m.jsonl")
 	args := append(append([]string{}, small...), "--epochs", "1", "--validation", "50", "--metrics", mpath)
-	if _, err := runTrainCmd(t, args...); err != nil {
+	out, err := runTrainCmd(t, args...)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(out, "validation accuracy") {
+		t.Errorf("summary line does not name the validation split: %q", out)
 	}
 	recs := readRecords(t, mpath)
 	if len(recs) < 2 {
