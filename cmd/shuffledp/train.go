@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,10 +14,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/model"
@@ -489,116 +481,4 @@ func fmtPtr(v *float64, format string) string {
 		return "n/a"
 	}
 	return fmt.Sprintf(format, *v)
-}
-
-// newTrainPlotCmd plots test accuracy against epsilon from metrics files.
-func newTrainPlotCmd() *cobra.Command {
-	var (
-		files  []string
-		labels []string
-		out    string
-		title  string
-		xmax   float64
-	)
-	cmd := &cobra.Command{
-		Use:   "plot --metrics F.jsonl [--metrics G.jsonl ...] --out F.png",
-		Short: "Plot test accuracy against epsilon from training metrics (PNG, SVG or PDF)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if len(files) == 0 {
-				return errors.New("metrics: give at least one --metrics file")
-			}
-			if out == "" {
-				return errors.New("out is required (an output file ending in .png, .svg or .pdf)")
-			}
-			if err := statedir.CheckOutputFile("out", out); err != nil { // before reading anything; no directory is created
-				return err
-			}
-			if len(labels) > 0 && len(labels) != len(files) {
-				return fmt.Errorf("label: give one --label per --metrics file (%d files, %d labels)", len(files), len(labels))
-			}
-			if !(xmax >= 0) || math.IsInf(xmax, 1) {
-				return fmt.Errorf("--max-epsilon must be finite and >= 0 (0 keeps all), got %g", xmax)
-			}
-			p := plot.New()
-			p.Title.Text = title
-			p.X.Label.Text = "epsilon (delta as in the metrics)"
-			p.Y.Label.Text = "test accuracy"
-			p.Y.Min, p.Y.Max = 0, 1
-			p.Add(plotter.NewGrid())
-			for i, file := range files {
-				recs, err := readMetrics(file)
-				if err != nil {
-					return err
-				}
-				var pts plotter.XYs
-				for _, r := range recs {
-					if r.Epsilon == nil || r.TestAccuracy == nil || (xmax > 0 && *r.Epsilon > xmax) {
-						continue
-					}
-					pts = append(pts, plotter.XY{X: *r.Epsilon, Y: *r.TestAccuracy})
-				}
-				if len(pts) == 0 {
-					return fmt.Errorf("metrics: %s has no record with both epsilon and test_accuracy (randomizer none has no epsilon)", file)
-				}
-				label := filepath.Base(file)
-				if len(labels) > 0 {
-					label = labels[i]
-				} else if r := recs[len(recs)-1]; r.Randomizer != "" {
-					label = fmt.Sprintf("%s, eps0=%g, k=%d, C=%g", r.Randomizer, r.Eps0, r.Sample, r.Clip)
-				}
-				line, err := plotter.NewLine(pts)
-				if err != nil {
-					return err
-				}
-				line.Color = plotutil.Color(i)
-				line.Width = vg.Points(1.5)
-				p.Add(line)
-				p.Legend.Add(label, line)
-			}
-			p.Legend.Top, p.Legend.Left = false, false
-			p.Legend.YOffs = vg.Points(20)
-			if err := p.Save(6*vg.Inch, 4*vg.Inch, out); err != nil {
-				return fmt.Errorf("out: %w", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
-			return nil
-		},
-	}
-	cmd.Flags().StringArrayVar(&files, "metrics", nil, "JSONL metrics `FILE` written by shuffledp train --metrics (repeatable)")
-	cmd.Flags().StringArrayVar(&labels, "label", nil, "legend label for the corresponding --metrics file (repeatable)")
-	cmd.Flags().StringVar(&out, "out", "", "output image (.png, .svg or .pdf)")
-	cmd.Flags().StringVar(&title, "title", "CLDP-SGD on MNIST: test accuracy vs epsilon", "plot title")
-	cmd.Flags().Float64Var(&xmax, "max-epsilon", 0, "leave out evaluations with epsilon above this, >= 0 (0 = keep all)")
-	return cmd
-}
-
-// readMetrics reads a JSONL metrics file.
-func readMetrics(path string) ([]training.Record, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
-	}
-	defer fh.Close()
-	var recs []training.Record
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var r training.Record
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, fmt.Errorf("metrics: %s line %d: %w", path, n, err)
-		}
-		if r.Epsilon != nil && *r.Epsilon < 0 {
-			return nil, fmt.Errorf("metrics: %s line %d: epsilon %g is negative (a spent privacy budget is >= 0)", path, n, *r.Epsilon)
-		}
-		recs = append(recs, r)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("metrics: %s: %w", path, err)
-	}
-	return recs, nil
 }
