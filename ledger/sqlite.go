@@ -397,13 +397,20 @@ func (s *SQLiteStore) Register(ctx context.Context, info RunInfo) (RunInfo, erro
 
 // readRun reads a run's row.
 func readRun(ctx context.Context, q querier, run string) (RunInfo, error) {
-	info := RunInfo{Run: run}
-	var orders, created string
-	err := q.QueryRowContext(ctx, `SELECT delta, bound, orders, entries, created_at FROM runs WHERE run = $1`, run).
-		Scan(&info.Delta, &info.Bound, &orders, &info.Entries, &created)
+	info, err := scanRun(run, q.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE run = $1`, run))
 	if errors.Is(err, sql.ErrNoRows) {
 		return RunInfo{}, fmt.Errorf("%w %q", ErrUnknownRun, run)
 	}
+	return info, err
+}
+
+const runColumns = `delta, bound, orders, entries, created_at`
+
+// scanRun decodes one row of runColumns.
+func scanRun(run string, row scanner) (RunInfo, error) {
+	info := RunInfo{Run: run}
+	var orders, created string
+	err := row.Scan(&info.Delta, &info.Bound, &orders, &info.Entries, &created)
 	if err != nil {
 		return RunInfo{}, err
 	}
@@ -602,25 +609,8 @@ func (s *SQLiteStore) Check(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	runs, err := s.Runs(ctx)
-	if err != nil {
+	if err := checkRuns(ctx, s); err != nil {
 		return err
-	}
-	for _, run := range runs {
-		info, err := readRun(ctx, s.db, run)
-		if err != nil {
-			return err
-		}
-		if _, err := info.normalize(); err != nil {
-			return fmt.Errorf("%w: run %q: %v", ErrCorrupt, run, err)
-		}
-		entries, err := s.Entries(ctx, run)
-		if err != nil {
-			return err
-		}
-		if int64(len(entries)) != info.Entries {
-			return fmt.Errorf("%w: run %q counts %d entries but has %d", ErrCorrupt, run, info.Entries, len(entries))
-		}
 	}
 	var orphans int64
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM entries WHERE run NOT IN (SELECT run FROM runs)`).Scan(&orphans); err != nil {

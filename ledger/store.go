@@ -113,3 +113,31 @@ func sameParams(a, b RunInfo) string {
 	}
 	return ""
 }
+
+// checkRuns is the part of Check common to the backends: every run's
+// parameters are valid, every entry decodes to a valid entry (the
+// backend's Entries fails with ErrCorrupt otherwise), and every run's
+// entry count equals its number of entries.
+func checkRuns(ctx context.Context, s Store) error {
+	runs, err := s.Runs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, run := range runs {
+		info, err := s.Run(ctx, run)
+		if err != nil {
+			return err
+		}
+		if _, err := info.normalize(); err != nil {
+			return fmt.Errorf("%w: run %q: %v", ErrCorrupt, run, err)
+		}
+		entries, err := s.Entries(ctx, run)
+		if err != nil {
+			return err
+		}
+		if int64(len(entries)) != info.Entries {
+			return fmt.Errorf("%w: run %q counts %d entries but has %d", ErrCorrupt, run, info.Entries, len(entries))
+		}
+	}
+	return nil
+}

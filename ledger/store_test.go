@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/pgtest"
 )
 
 // subsampled is the NeurIPS'21 MNIST setting: k = 1,000 of n = 60,000
@@ -32,6 +33,13 @@ var backends = []struct {
 		}
 		return s
 	}},
+	{"postgres", func(t testing.TB) Store {
+		s, err := OpenPostgres(context.Background(), pgtest.NewSchema(t), PostgresOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}},
 }
 
 // sharedBackends are the durable backends that several stores (processes)
@@ -41,14 +49,16 @@ var sharedBackends = []struct {
 	target func(t testing.TB) string
 	open   func(t testing.TB, target string) Backend
 }{
-	{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), FileName) },
-		func(t testing.TB, target string) Backend {
-			s, err := OpenSQLite(context.Background(), target, SQLiteOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}},
+	{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), FileName) }, openTarget},
+	{"postgres", func(t testing.TB) string { return pgtest.NewSchema(t) }, openTarget},
+}
+
+func openTarget(t testing.TB, target string) Backend {
+	s, err := OpenStore(context.Background(), target, StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func entry(run string, round int64, ev event.Event, batch string) Entry {
