@@ -41,6 +41,9 @@ type Client struct {
 	// The Model whose parameters m holds: its version and vector.
 	loaded    int64 // -1 before the first round
 	loadedVec *float64
+	// coord is the one-coordinate path of R_inf with the per-coordinate
+	// clamp (coordinate.go); nil where it does not apply.
+	coord *coordinatePath
 }
 
 // New returns a Client for the run cfg computing with model m (of the run's
@@ -70,6 +73,7 @@ func New(cfg protocol.RunConfig, m model.Model, sealer protocol.Sealer) (*Client
 		return nil, fmt.Errorf("report-bytes: run says %d, randomizer %s and sealer give %d", cfg.ReportBytes, cfg.Randomizer, got)
 	}
 	c.rand = r
+	c.coord = newCoordinatePath(cfg, r, c.worker)
 	return c, nil
 }
 
@@ -99,16 +103,24 @@ func (c *Client) load(r *protocol.Round) error {
 // gradient writes the clipped gradient of ex at the round's model into
 // c.grad and returns the loss.
 func (c *Client) gradient(r *protocol.Round, ex Example) (float64, error) {
-	if err := c.load(r); err != nil {
+	if err := c.prepare(r, ex); err != nil {
 		return 0, err
-	}
-	if len(ex.X) != c.m.InputDim() || ex.Label < 0 || ex.Label >= c.m.NumClasses() {
-		return 0, fmt.Errorf("client: example of length %d with label %d does not fit model %s (%d inputs, %d classes)",
-			len(ex.X), ex.Label, c.m.Name(), c.m.InputDim(), c.m.NumClasses())
 	}
 	loss := c.worker.Gradient(ex.X, ex.Label, c.grad)
 	Clip(c.grad, c.cfg.ClipNorm, c.cfg.Clip, c.cfg.ClampLinf)
 	return loss, nil
+}
+
+// prepare loads the round's model and checks that ex fits it.
+func (c *Client) prepare(r *protocol.Round, ex Example) error {
+	if err := c.load(r); err != nil {
+		return err
+	}
+	if len(ex.X) != c.m.InputDim() || ex.Label < 0 || ex.Label >= c.m.NumClasses() {
+		return fmt.Errorf("client: example of length %d with label %d does not fit model %s (%d inputs, %d classes)",
+			len(ex.X), ex.Label, c.m.Name(), c.m.InputDim(), c.m.NumClasses())
+	}
+	return nil
 }
 
 // Report is Algorithm 1, lines 5–8, for one client holding ex: the
@@ -119,6 +131,9 @@ func (c *Client) gradient(r *protocol.Round, ex Example) (float64, error) {
 func (c *Client) Report(r *protocol.Round, ex Example, noise randomizer.Source) (sealed []byte, loss float64, err error) {
 	if c.rand == nil {
 		return nil, 0, errors.New("client: randomizer none sends clipped gradients (ClippedGradient), not reports")
+	}
+	if c.coord != nil {
+		return c.reportCoordinate(r, ex, noise)
 	}
 	if loss, err = c.gradient(r, ex); err != nil {
 		return nil, 0, err

@@ -67,6 +67,46 @@ func (r *RInf) Randomize(x []float64, src Source) (Report, error) {
 	return encodeIndexSign(kindRInf, r.ib, j, !Bernoulli(src, t)), nil
 }
 
+// DrawIndex draws the coordinate j in [0, d) that Randomize reads, taking
+// from src exactly the words Randomize takes before it reads x. With
+// RandomizeCoordinate it splits Randomize in two, so that a caller can
+// compute only the coordinate j of its input:
+//
+//	j := r.DrawIndex(src)
+//	rep, err := r.RandomizeCoordinate(j, x[j], src)
+//
+// returns the same report as r.Randomize(x, src) for every x in B_inf(a),
+// with src advanced alike: Randomize draws j from src, then reads x only
+// through x_j (the sign coin's threshold t(x_j/a)) and draws the coin from
+// src. So the pair is R_inf, and eps0-LDP (Thm 3 of Girgis et al.,
+// AISTATS'21), whenever x_j is the j-th coordinate of an input in the
+// domain, e.g. of a gradient clamped coordinate-wise into [-a, a]
+// (ClipLinf): clamping x_j alone gives the same value as clamping x and
+// reading x_j. (With ScaleLinf the clipped x_j depends on every
+// coordinate, which must then all be known.)
+func (r *RInf) DrawIndex(src Source) int {
+	return int(UniformIndex(src, uint64(r.d)))
+}
+
+// RandomizeCoordinate returns the report of an input x whose coordinate j,
+// drawn by DrawIndex from src, is xj = x[j]: the second half of Randomize
+// (see DrawIndex). It checks what Randomize's domain check implies for
+// that coordinate: j in [0, d), xj finite and |xj| <= a (up to the same
+// relative slack).
+func (r *RInf) RandomizeCoordinate(j int, xj float64, src Source) (Report, error) {
+	if j < 0 || j >= r.d {
+		return nil, fmt.Errorf("coordinate %d out of range [0, %d)", j, r.d)
+	}
+	if math.IsNaN(xj) || math.IsInf(xj, 0) {
+		return nil, fmt.Errorf("%w: coordinate %d is %g", ErrDomain, j, xj)
+	}
+	if math.Abs(xj) > r.a*(1+domainSlack) {
+		return nil, fmt.Errorf("%w: coordinate %d is %g, outside [-%g, %g] (clip first)", ErrDomain, j, xj, r.a, r.a)
+	}
+	t := r.coin.threshold(xj / r.a)
+	return encodeIndexSign(kindRInf, r.ib, uint64(j), !Bernoulli(src, t)), nil
+}
+
 // Decode returns the dense vector ±mag·e_j.
 func (r *RInf) Decode(rep Report) ([]float64, error) {
 	z := make([]float64, r.d)
