@@ -1,0 +1,306 @@
+// Package cluster runs a whole networked shuffledp deployment on one
+// machine, each role a separate OS process of the same binary on loopback
+// ports: what `shuffledp up` does.
+//
+// Layout of the state directory DIR:
+//
+//	DIR/ledger.db, run.json, lock   the shuffler's state (durable ledger,
+//	                                report ids); `shuffledp ledger show
+//	                                --state DIR` reads it
+//	DIR/server/                     the server's state (checkpoint, receipts,
+//	                                its record of released batches, HPKE key)
+//	DIR/metrics.jsonl               the server's metrics, as train writes them
+//	DIR/pki/                        CA, certificates, client secret and the
+//	                                client pool's credentials
+//
+// A rerun with the same DIR resumes: the server from its checkpoint, the
+// shuffler's round ids and budget from the ledger.
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/shuffledp/shuffledp/pki"
+)
+
+// Config configures Up.
+type Config struct {
+	// Exe is the shuffledp binary whose server, shuffler and client
+	// commands are started (usually os.Executable()).
+	Exe string
+	// State is the run's state directory (its parent must exist).
+	State string
+	// TrainArgs are the train flags given to up, passed to the server
+	// ("--name=value" each).
+	TrainArgs []string
+	// Clients is n; DataDir the clients' data set directory (mnist).
+	Clients int
+	DataDir string
+	// ClientProcesses is the number of client processes (>= 1) sharing
+	// the n clients; Workers the goroutines of each.
+	ClientProcesses, Workers int
+	// RoundTimeout is passed to the shuffler (0: its default).
+	RoundTimeout time.Duration
+	// Stderr receives every child's output, each line prefixed with its
+	// role.
+	Stderr io.Writer
+	// Env is added to the children's environment.
+	Env []string
+}
+
+// ErrInterrupted is returned when ctx was cancelled: every child was
+// stopped, the server after checkpointing.
+var ErrInterrupted = errors.New("interrupted; state saved")
+
+// startTimeout bounds the wait for a child to listen.
+const startTimeout = 2 * time.Minute
+
+// stopGrace is how long a child may take to stop after SIGTERM/SIGINT.
+const stopGrace = 30 * time.Second
+
+// Up runs the deployment until the server finishes the run (it returns
+// nil), a child fails (its error), or ctx is cancelled (ErrInterrupted,
+// after the server checkpointed). Children run in their own process group,
+// so a terminal's Ctrl-C reaches Up alone, which stops them in order:
+// clients, shuffler, then the server.
+func Up(ctx context.Context, cfg Config) error {
+	if cfg.Clients < 1 || cfg.ClientProcesses < 1 || cfg.Workers < 1 {
+		return fmt.Errorf("up: clients, client processes and workers must be >= 1 (got %d, %d, %d)", cfg.Clients, cfg.ClientProcesses, cfg.Workers)
+	}
+	if cfg.ClientProcesses > cfg.Clients {
+		cfg.ClientProcesses = cfg.Clients
+	}
+	abs, err := filepath.Abs(cfg.State)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(filepath.Dir(abs)); err != nil || !st.IsDir() {
+		return fmt.Errorf("--state %s: parent directory %s does not exist", cfg.State, filepath.Dir(abs))
+	}
+	if err := os.Mkdir(abs, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("--state: %w", err)
+	}
+	pkiDir := filepath.Join(abs, "pki")
+	if err := pki.Init(pkiDir, nil); err != nil {
+		return err
+	}
+	enr, err := pki.LoadEnroller(pkiDir)
+	if err != nil {
+		return err
+	}
+	g := &group{stderr: cfg.Stderr, env: cfg.Env, exited: make(chan *child, 8)}
+	defer g.killAll()
+
+	serverAddrFile := filepath.Join(abs, "server.addr")
+	shufAddrFile := filepath.Join(abs, "shuffler.addr")
+	os.Remove(serverAddrFile)
+	os.Remove(shufAddrFile)
+	srvArgs := append([]string{"server", "--listen=127.0.0.1:0", "--addr-file=" + serverAddrFile,
+		"--state=" + filepath.Join(abs, "server"), "--metrics=" + filepath.Join(abs, "metrics.jsonl"), "--pki=" + pkiDir}, cfg.TrainArgs...)
+	srv, err := g.start(cfg.Exe, "server", srvArgs)
+	if err != nil {
+		return err
+	}
+	srvAddr, err := g.waitAddr(ctx, serverAddrFile, srv)
+	if err != nil {
+		return g.fail(err)
+	}
+	shArgs := []string{"shuffler", "--listen=127.0.0.1:0", "--addr-file=" + shufAddrFile, "--server=" + srvAddr,
+		"--state=" + abs, "--pki=" + pkiDir}
+	if cfg.RoundTimeout > 0 {
+		shArgs = append(shArgs, "--round-timeout="+cfg.RoundTimeout.String())
+	}
+	shuf, err := g.start(cfg.Exe, "shuffler", shArgs)
+	if err != nil {
+		return g.fail(err)
+	}
+	shufAddr, err := g.waitAddr(ctx, shufAddrFile, shuf)
+	if err != nil {
+		return g.fail(err)
+	}
+	var clients []*child
+	for p := range cfg.ClientProcesses {
+		lo, hi := int64(p*cfg.Clients/cfg.ClientProcesses), int64((p+1)*cfg.Clients/cfg.ClientProcesses)
+		credFile := filepath.Join(pkiDir, fmt.Sprintf("clients-%d-%d.json", lo, hi))
+		if _, err := os.Stat(credFile); errors.Is(err, os.ErrNotExist) {
+			c, err := enr.Enrol(lo, hi)
+			if err != nil {
+				return g.fail(err)
+			}
+			if err := pki.WriteCredentials(credFile, c); err != nil {
+				return g.fail(err)
+			}
+		}
+		args := []string{"client", "--shuffler=" + shufAddr, "--server=" + srvAddr, fmt.Sprintf("--clients=%d:%d", lo, hi),
+			"--ca=" + filepath.Join(pkiDir, pki.CAFile), "--credentials=" + credFile, fmt.Sprintf("--workers=%d", cfg.Workers)}
+		if cfg.DataDir != "" {
+			args = append(args, "--data-dir="+cfg.DataDir)
+		}
+		c, err := g.start(cfg.Exe, fmt.Sprintf("client %d:%d", lo, hi), args)
+		if err != nil {
+			return g.fail(err)
+		}
+		clients = append(clients, c)
+	}
+
+	// Run until the server exits (the run is over, or it failed), a child
+	// fails, or ctx is cancelled.
+	for {
+		select {
+		case c := <-g.exited:
+			if c == srv {
+				if c.err != nil {
+					g.stop(append(clients, shuf)...)
+					return fmt.Errorf("server: %w", c.err)
+				}
+				// The run is over: the shuffler and the clients finish by
+				// themselves once told; give them the grace period.
+				g.waitOrStop(stopGrace, append(clients, shuf)...)
+				return nil
+			}
+			if c.err != nil {
+				g.stop(clients...)
+				g.stop(shuf)
+				g.stop(srv)
+				return fmt.Errorf("%s: %w", c.name, c.err)
+			}
+		case <-ctx.Done():
+			g.stop(clients...)
+			g.stop(shuf)
+			g.stop(srv)
+			return ErrInterrupted
+		}
+	}
+}
+
+// child is one started process.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// group holds the started children.
+type group struct {
+	stderr   io.Writer
+	env      []string
+	mu       sync.Mutex
+	children []*child
+	exited   chan *child
+	outMu    sync.Mutex
+}
+
+func (g *group) start(exe, name string, args []string) (*child, error) {
+	cmd := exec.Command(exe, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(os.Environ(), g.env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	c := &child{name: name, cmd: cmd, done: make(chan struct{})}
+	g.mu.Lock()
+	g.children = append(g.children, c)
+	g.mu.Unlock()
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if g.stderr != nil {
+				g.outMu.Lock()
+				fmt.Fprintf(g.stderr, "[%s] %s\n", name, sc.Text())
+				g.outMu.Unlock()
+			}
+		}
+		io.Copy(io.Discard, out)
+	}()
+	go func() {
+		<-copied
+		c.err = cmd.Wait()
+		close(c.done)
+		select {
+		case g.exited <- c:
+		default:
+			go func() { g.exited <- c }()
+		}
+	}()
+	return c, nil
+}
+
+// waitAddr waits for a child to write its listening address.
+func (g *group) waitAddr(ctx context.Context, path string, c *child) (string, error) {
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.TrimSpace(string(b)), nil
+		}
+		select {
+		case <-c.done:
+			return "", fmt.Errorf("%s exited before listening: %v", c.name, c.err)
+		case <-ctx.Done():
+			return "", ErrInterrupted
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return "", fmt.Errorf("%s did not listen within %v", c.name, startTimeout)
+}
+
+// stop sends SIGINT to each child (which stops cleanly: the server
+// checkpoints) and waits for it, killing it after the grace period.
+func (g *group) stop(cs ...*child) {
+	for _, c := range cs {
+		select {
+		case <-c.done:
+			continue
+		default:
+		}
+		c.cmd.Process.Signal(os.Interrupt)
+	}
+	g.waitOrStop(stopGrace, cs...)
+}
+
+// waitOrStop waits up to d for the children to exit, then kills them.
+func (g *group) waitOrStop(d time.Duration, cs ...*child) {
+	deadline := time.After(d)
+	for _, c := range cs {
+		select {
+		case <-c.done:
+		case <-deadline:
+			c.cmd.Process.Kill()
+			<-c.done
+		}
+	}
+}
+
+// fail stops every child and returns err.
+func (g *group) fail(err error) error {
+	g.killAll()
+	return err
+}
+
+// killAll stops every child still running (SIGINT, then SIGKILL after the
+// grace period).
+func (g *group) killAll() {
+	g.mu.Lock()
+	cs := append([]*child(nil), g.children...)
+	g.mu.Unlock()
+	g.stop(cs...)
+}

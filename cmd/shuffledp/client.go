@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shuffledp/shuffledp/node"
+	"github.com/shuffledp/shuffledp/pki"
+)
+
+func init() { rootCmd.AddCommand(newClientCmd()) }
+
+// parseRange parses LO:HI (0 <= LO < HI).
+func parseRange(flag, s string) (lo, hi int64, err error) {
+	a, b, ok := strings.Cut(s, ":")
+	if ok {
+		lo, err = strconv.ParseInt(a, 10, 64)
+		if err == nil {
+			hi, err = strconv.ParseInt(b, 10, 64)
+		}
+	}
+	if !ok || err != nil || lo < 0 || hi <= lo {
+		return 0, 0, fmt.Errorf("%s must be LO:HI with 0 <= LO < HI, got %q", flag, s)
+	}
+	return lo, hi, nil
+}
+
+func newClientCmd() *cobra.Command {
+	var (
+		shufAddr, srvAddr, clients, dataDir, caFile, credFile string
+		workers                                               int
+	)
+	cmd := &cobra.Command{
+		Use:   "client --shuffler ADDR --server ADDR --clients LO:HI --data-dir DIR --ca FILE --credentials FILE",
+		Short: "Run a pool of clients of a networked run (one process, many simulated clients)",
+		Long: `client hosts the clients LO..HI-1 of a networked run in one process (client i
+holds training example i). It reads the run's specification and the server's
+HPKE key configs from the server (never from the shuffler, which could
+otherwise substitute its own key), registers its clients with the shuffler
+(each with its enrolment credential, --credentials from shuffledp pki enrol),
+and for every round in which some are sampled computes their gradients, clips,
+randomizes with noise from crypto/rand, seals with HPKE to the server and
+streams the sealed reports to the shuffler.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case shufAddr == "" || srvAddr == "":
+				return errors.New("shuffler and server are required: their ADDRs")
+			case caFile == "":
+				return errors.New("ca is required: the deployment's ca.pem")
+			case credFile == "":
+				return errors.New("credentials is required: the file shuffledp pki enrol wrote for these clients")
+			}
+			lo, hi, err := parseRange("clients", clients)
+			if err != nil {
+				return err
+			}
+			if workers < 1 {
+				return fmt.Errorf("workers must be >= 1, got %d", workers)
+			}
+			creds, err := pki.ReadCredentials(credFile)
+			if err != nil {
+				return err
+			}
+			tc, err := pki.ClientTLS(caFile, "", "")
+			if err != nil {
+				return err
+			}
+			pool, err := node.NewClientPool(node.ClientPoolConfig{Shuffler: shufAddr, Server: srvAddr, TLS: tc, Credentials: creds,
+				Lo: lo, Hi: hi, DataDir: dataDir, Workers: workers, Log: log.New(cmd.ErrOrStderr(), "client: ", 0)})
+			if err != nil {
+				return err
+			}
+			parent := cmd.Context()
+			if parent == nil {
+				parent = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			err = pool.Run(ctx)
+			fmt.Fprintf(cmd.ErrOrStderr(), "client: %d reports accepted by the shuffler\n", pool.Reports())
+			if err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&shufAddr, "shuffler", "", "the shuffler's `ADDR`")
+	fl.StringVar(&srvAddr, "server", "", "the server's `ADDR` (for the run specification and key configs)")
+	fl.StringVar(&clients, "clients", "", "the clients `LO:HI` this process hosts (client i holds training example i)")
+	fl.StringVar(&dataDir, "data-dir", "", "`DIR` holding the run's data set (mnist); not needed for synthetic")
+	fl.StringVar(&caFile, "ca", "", "the deployment's CA certificate `FILE` (ca.pem)")
+	fl.StringVar(&credFile, "credentials", "", "the clients' credentials `FILE` (shuffledp pki enrol)")
+	fl.IntVar(&workers, "workers", 1, "goroutines computing reports")
+	return cmd
+}

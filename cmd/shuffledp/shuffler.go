@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shuffledp/shuffledp/node"
+	"github.com/shuffledp/shuffledp/pki"
+)
+
+func init() { rootCmd.AddCommand(newShufflerCmd()) }
+
+func newShufflerCmd() *cobra.Command {
+	var (
+		listen, server, state, pkiDir, ledgerURL, addrTo string
+		timeout                                          time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "shuffler --listen ADDR --server ADDR --state DIR --pki DIR",
+		Short: "Run the shuffler role of a networked run (authenticates clients, debits the ledger, shuffles, forwards)",
+		Long: `shuffler runs the trusted shuffler of the shuffle model as its own process. It
+reads the run's public specification from the server, serves the clients
+(each authenticates with the credential issued at enrolment, shuffledp pki
+enrol), samples k of the n clients per round (crypto/rand), relays the
+server's model to them, accepts one sealed report per sampled client (wrong
+rounds, unknown keys, wrong lengths and replayed report ids are rejected,
+counted and logged), claims the report ids and debits the round to the
+durable ledger (DIR/` + "ledger.db" + `, embedded SQLite) before it forwards the
+permuted reports to the server. It never holds a private key.
+
+--ledger accepts only the default (the embedded SQLite ledger in --state) in
+this build.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case state == "":
+				return errors.New("state is required: the shuffler's state directory (its durable ledger)")
+			case pkiDir == "":
+				return errors.New("pki is required: a directory made by `shuffledp pki init`")
+			case server == "":
+				return errors.New("server is required: the server's ADDR")
+			}
+			parent := cmd.Context()
+			if parent == nil {
+				parent = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			st, err := node.OpenShufflerState(ctx, state, ledgerURL)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			listenTLS, err := pki.ServerTLS(pkiDir, pki.RoleShuffler)
+			if err != nil {
+				return err
+			}
+			dialTLS, err := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), pkiDir, pki.RoleShuffler)
+			if err != nil {
+				return err
+			}
+			enr, err := pki.LoadEnroller(pkiDir)
+			if err != nil {
+				return err
+			}
+			sh, err := node.NewShuffler(node.ShufflerConfig{Server: server, ServerTLS: dialTLS, TLS: listenTLS, Enroller: enr,
+				Store: st.Store, RoundTimeout: timeout, Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
+			if err != nil {
+				return err
+			}
+			lis, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("listen: %w", err)
+			}
+			if err := node.WriteAddr(addrTo, lis.Addr().String()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: listening on %s, server %s, state %s\n", lis.Addr(), server, state)
+			err = sh.Run(ctx, lis)
+			s := sh.Stats()
+			fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: %d rounds released, %d discarded, %d reports accepted, %d forwarded; rejected: %v\n",
+				s.Released, s.Discarded, s.Accepted, s.Forwarded, s.Rejected)
+			if err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&listen, "listen", "127.0.0.1:7061", "`ADDR` to listen on for clients (port 0 picks a free port)")
+	fl.StringVar(&server, "server", "", "the server's `ADDR`")
+	fl.StringVar(&state, "state", "", "the shuffler's state `DIR` (durable ledger; its parent must exist)")
+	fl.StringVar(&pkiDir, "pki", "", "PKI `DIR` (ca.pem, shuffler.pem, shuffler.key, clients.key)")
+	fl.StringVar(&ledgerURL, "ledger", "", "ledger `URL` (default: the embedded SQLite ledger in --state; no other store in this build)")
+	fl.DurationVar(&timeout, "round-timeout", node.DefaultRoundTimeout, "how long to wait for a round's reports before releasing (a round missing a report is discarded, nothing debited)")
+	fl.StringVar(&addrTo, "addr-file", "", "write the address listened on to this `FILE`")
+	fl.MarkHidden("addr-file")
+	return cmd
+}

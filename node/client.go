@@ -1,0 +1,300 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+
+	"github.com/shuffledp/shuffledp/client"
+	"github.com/shuffledp/shuffledp/data"
+	"github.com/shuffledp/shuffledp/model"
+	"github.com/shuffledp/shuffledp/pki"
+	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
+	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/randomizer"
+)
+
+// chunkReports is the number of reports per Submit message.
+const chunkReports = 512
+
+// ClientPoolConfig configures a ClientPool.
+type ClientPoolConfig struct {
+	// Shuffler and Server are the addresses to dial; TLS trusts the
+	// deployment's authority (pki.ClientTLS without a certificate).
+	Shuffler, Server string
+	TLS              *tls.Config
+	// Credentials are the pool's clients' credentials; the pool hosts
+	// clients [Lo, Hi) of them (both 0: all of them).
+	Credentials *pki.Credentials
+	Lo, Hi      int64
+	// DataDir holds the data set the run names (mnist); unused for
+	// synthetic data.
+	DataDir string
+	// Workers is the number of goroutines computing reports (>= 1).
+	Workers int
+	// Log receives a line per round (nil: none).
+	Log *log.Logger
+}
+
+// ClientPool hosts many simulated clients in one process: it fetches the
+// run specification and the key configs from the server, registers its
+// clients with the shuffler, and for every round in which some of them are
+// sampled computes their reports with client.Client (gradient, clip,
+// randomize with noise from crypto/rand, seal with HPKE to the server's
+// key) and streams them to the shuffler.
+type ClientPool struct {
+	cfg     ClientPoolConfig
+	reports atomic.Int64
+}
+
+// NewClientPool checks cfg and returns a pool.
+func NewClientPool(cfg ClientPoolConfig) (*ClientPool, error) {
+	if cfg.TLS == nil {
+		return nil, errors.New("client: a TLS configuration is required")
+	}
+	if cfg.Credentials == nil {
+		return nil, errors.New("client: credentials are required")
+	}
+	if cfg.Lo == 0 && cfg.Hi == 0 {
+		cfg.Lo, cfg.Hi = cfg.Credentials.Lo, cfg.Credentials.Hi
+	}
+	if cfg.Lo < cfg.Credentials.Lo || cfg.Hi > cfg.Credentials.Hi || cfg.Lo >= cfg.Hi {
+		return nil, fmt.Errorf("clients %d:%d: the credentials hold clients %d:%d", cfg.Lo, cfg.Hi, cfg.Credentials.Lo, cfg.Credentials.Hi)
+	}
+	if cfg.Workers < 1 {
+		return nil, fmt.Errorf("workers must be >= 1, got %d", cfg.Workers)
+	}
+	return &ClientPool{cfg: cfg}, nil
+}
+
+// Reports returns the number of reports the pool has submitted.
+func (p *ClientPool) Reports() int64 { return p.reports.Load() }
+
+func (p *ClientPool) logf(format string, args ...any) {
+	if p.cfg.Log != nil {
+		p.cfg.Log.Printf(format, args...)
+	}
+}
+
+// poolWorker is one goroutine's client and noise.
+type poolWorker struct {
+	c     *client.Client
+	noise randomizer.Source
+}
+
+// Run serves the pool's clients until the shuffler says the run is over
+// (nil) or ctx is cancelled.
+func (p *ClientPool) Run(ctx context.Context) error {
+	sconn, err := dial(p.cfg.Server, p.cfg.TLS)
+	if err != nil {
+		return err
+	}
+	defer sconn.Close()
+	srv := pb.NewServerClient(sconn)
+	spec, err := srv.GetRun(ctx, &pb.GetRunRequest{}, grpc.WaitForReady(true))
+	if err != nil {
+		return fmt.Errorf("client: run spec from the server %s: %w", p.cfg.Server, err)
+	}
+	run, err := runConfigFromPB(spec.Config)
+	if err != nil {
+		return err
+	}
+	keys, err := keyConfigs(spec)
+	if err != nil {
+		return err
+	}
+	if p.cfg.Hi > int64(run.Population) {
+		return fmt.Errorf("clients %d:%d: the run has %d clients", p.cfg.Lo, p.cfg.Hi, run.Population)
+	}
+	ds, err := LoadClientData(spec.Dataset, p.cfg.DataDir, run.Population)
+	if err != nil {
+		return err
+	}
+	workers := map[uint8][]*poolWorker{} // by key id: a client.Client seals to one key
+	workersFor := func(id uint8) ([]*poolWorker, error) {
+		if ws := workers[id]; ws != nil {
+			return ws, nil
+		}
+		kc, ok := keys[id]
+		if !ok {
+			// The server may have rotated keys: ask it, never the shuffler.
+			spec, err := srv.GetRun(ctx, &pb.GetRunRequest{})
+			if err != nil {
+				return nil, err
+			}
+			if keys, err = keyConfigs(spec); err != nil {
+				return nil, err
+			}
+			if kc, ok = keys[id]; !ok {
+				return nil, fmt.Errorf("key id %d is not published by the server", id)
+			}
+		}
+		sealer, err := protocol.NewHPKESealer(kc, run.ReportBytes-protocol.HPKEOverhead)
+		if err != nil {
+			return nil, err
+		}
+		ws := make([]*poolWorker, p.cfg.Workers)
+		for i := range ws {
+			m, err := model.New(run.Model, ds.Dim, ds.Classes)
+			if err != nil {
+				return nil, err
+			}
+			c, err := client.New(run, m, sealer)
+			if err != nil {
+				return nil, err
+			}
+			ws[i] = &poolWorker{c: c, noise: randomizer.NewCryptoSource()}
+		}
+		workers[id] = ws
+		return ws, nil
+	}
+	for id := range keys { // build the clients early, to check model and data
+		if _, err := workersFor(id); err != nil {
+			return err
+		}
+		break
+	}
+
+	conn, err := dial(p.cfg.Shuffler, p.cfg.TLS)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	shuf := pb.NewShufflerClient(conn)
+	req := &pb.WorkRequest{Run: run.Run}
+	for c := p.cfg.Lo; c < p.cfg.Hi; c++ {
+		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: p.cfg.Credentials.Token(c)})
+	}
+	work, err := shuf.Work(ctx, req, grpc.WaitForReady(true))
+	if err != nil {
+		return fmt.Errorf("client: shuffler %s: %w", p.cfg.Shuffler, err)
+	}
+	p.logf("clients %d:%d registered with the shuffler for run %s", p.cfg.Lo, p.cfg.Hi, run.Run)
+	for {
+		a, err := work.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("client: shuffler stream: %w", err)
+		}
+		if a.Finished {
+			p.logf("the shuffler finished the run")
+			return nil
+		}
+		if a.Model == nil || a.Model.KeyId > 255 {
+			return errors.New("client: assignment without a model")
+		}
+		ws, err := workersFor(uint8(a.Model.KeyId))
+		if err != nil {
+			p.logf("round %d refused: %v", a.Round, err)
+			continue
+		}
+		round := protocol.Round{ID: a.Round, Model: protocol.Model{Run: a.Model.Run, Version: a.Model.Version, Params: a.Model.Params}}
+		if err := p.serve(ctx, shuf, ws, run, ds, &round, a.Clients); err != nil {
+			return err
+		}
+	}
+}
+
+// serve computes the reports of the round's sampled clients in parallel
+// and streams them to the shuffler in chunks as they are ready.
+func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*poolWorker, run protocol.RunConfig, ds *data.Dataset, round *protocol.Round, clients []int64) error {
+	for _, c := range clients {
+		if c < p.cfg.Lo || c >= p.cfg.Hi {
+			return fmt.Errorf("client: assigned client %d outside %d:%d", c, p.cfg.Lo, p.cfg.Hi)
+		}
+	}
+	stream, err := shuf.Submit(ctx)
+	if err != nil {
+		return fmt.Errorf("client: submit: %w", err)
+	}
+	out := make(chan *pb.Report, 2*chunkReports)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, len(ws))
+	for i, w := range ws[:min(len(ws), len(clients))] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				j := int(next.Add(1) - 1)
+				if j >= len(clients) {
+					return
+				}
+				c := clients[j]
+				sealed, _, err := w.c.Report(round, client.Example{X: ds.Example(int(c)), Label: ds.Y[c]}, w.noise)
+				if err != nil {
+					errs[i] = fmt.Errorf("client %d: %w", c, err)
+					return
+				}
+				out <- &pb.Report{Client: c, Token: p.cfg.Credentials.Token(c), Sealed: sealed}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(out) }()
+	chunk := &pb.ReportChunk{Run: run.Run, Round: round.ID}
+	var sendErr error
+	for r := range out {
+		chunk.Reports = append(chunk.Reports, r)
+		if len(chunk.Reports) == chunkReports || len(out) == 0 {
+			if sendErr == nil {
+				sendErr = stream.Send(chunk)
+			}
+			chunk = &pb.ReportChunk{Run: run.Run, Round: round.ID}
+		}
+	}
+	if len(chunk.Reports) > 0 && sendErr == nil {
+		sendErr = stream.Send(chunk)
+	}
+	if err := errors.Join(errs...); err != nil {
+		stream.CloseSend()
+		return err
+	}
+	ack, err := stream.CloseAndRecv()
+	if sendErr != nil && sendErr != io.EOF {
+		err = errors.Join(sendErr, err)
+	}
+	if err != nil {
+		return fmt.Errorf("client: round %d submit: %w", round.ID, err)
+	}
+	p.reports.Add(ack.Accepted)
+	if len(ack.Rejected) > 0 {
+		p.logf("round %d: %d reports accepted, rejected %v", round.ID, ack.Accepted, ack.Rejected)
+	}
+	return nil
+}
+
+// LoadClientData returns the training set a run names (client i holds
+// example i): MNIST from dir, or the synthetic set of the run's seed.
+func LoadClientData(d *pb.Dataset, dir string, clients int) (*data.Dataset, error) {
+	var (
+		ds  *data.Dataset
+		err error
+	)
+	switch d.GetName() {
+	case "mnist":
+		if dir == "" {
+			return nil, errors.New("data-dir is required: the run trains on mnist (fetch it with `shuffledp data fetch mnist --dir DIR`)")
+		}
+		ds, _, err = data.LoadMNIST(dir)
+	case "synthetic":
+		ds = data.Synthetic(max(clients, 1), d.GetSeed())
+	default:
+		return nil, fmt.Errorf("the run names dataset %q; this client knows mnist and synthetic", d.GetName())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ds.N < clients {
+		return nil, fmt.Errorf("the run has %d clients, the data set %d examples", clients, ds.N)
+	}
+	return ds, nil
+}

@@ -1,0 +1,37 @@
+// Package node runs the three roles of the shuffle model as network nodes:
+// a Server, a Shuffler and a ClientPool, talking gRPC (package
+// proto/shuffledp/v1) over TLS (package pki). The round itself is not
+// reimplemented here: the server node is a training.Trainer whose transport
+// (training.WithRemote) is this package, the shuffler node drives a
+// shuffler.Service with a shuffler.LedgerBudget, and the client pool
+// computes reports with client.Client — the same code the in-process
+// simulation (package training) wires in memory.
+//
+// Who dials whom (as in Flower's fleet API, nodes dial out):
+//
+//	client pool ──Work (stream of rounds)──▶ shuffler ──GetModel (long poll)──▶ server
+//	            ──Submit (stream of sealed reports)─▶   ──SubmitBatch / Stop──▶
+//	            ──GetRun (run config, HPKE key configs)────────────────────────▶
+//
+// Trust boundaries on the wire:
+//
+//   - The server serves GetModel, SubmitBatch and Stop to the shuffler only
+//     (its TLS client certificate, pki.IsShuffler); the model reaches the
+//     clients relayed by the shuffler, so the server never learns who
+//     fetched it or who was sampled. Anyone may read the public RunSpec.
+//   - Clients authenticate to the shuffler with a per-client bearer token
+//     (pki.Enroller) on every report; a token is valid for its own client
+//     id only.
+//   - A client seals to a key config it fetched from the server itself
+//     (over TLS, server certificate checked), never to one the shuffler
+//     supplies: the shuffler relays only the key id of the round, so it
+//     cannot substitute its own key and read reports.
+//   - A batch is run, round and the concatenated equal-length sealed
+//     reports in a fresh uniform order: no identity, timestamp or arrival
+//     order. The shuffler debits the durable ledger before it forwards; it
+//     never holds a private key.
+//
+// A node is started in process (tests) with New* and Serve/Run, or as an
+// OS process by the shuffledp commands server, shuffler and client (and
+// all three by `shuffledp up`, package cluster).
+package node

@@ -1,0 +1,87 @@
+package node
+
+import (
+	"crypto/tls"
+	"fmt"
+	"math"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
+	"github.com/shuffledp/shuffledp/protocol"
+)
+
+// maxMessage bounds a gRPC message: a batch of 10,000 reports of a few
+// hundred bytes, or a model of millions of parameters, fits.
+const maxMessage = 256 << 20
+
+// serverOptions are the options of every node's gRPC server.
+func serverOptions(tc *tls.Config) []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.Creds(credentials.NewTLS(tc)),
+		grpc.MaxRecvMsgSize(maxMessage),
+		grpc.MaxSendMsgSize(maxMessage),
+	}
+}
+
+// dial opens a client connection to addr over TLS (the connection is lazy:
+// calls with grpc.WaitForReady wait for the peer to come up).
+func dial(addr string, tc *tls.Config) (*grpc.ClientConn, error) {
+	if tc == nil {
+		return nil, fmt.Errorf("dial %s: a TLS configuration is required", addr)
+	}
+	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(tc)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	return c, nil
+}
+
+// runConfigToPB and runConfigFromPB convert the run's public configuration.
+func runConfigToPB(c protocol.RunConfig) *pb.RunConfig {
+	return &pb.RunConfig{Run: c.Run, Model: c.Model, Dim: int64(c.Dim), Randomizer: c.Randomizer, ClipNorm: c.ClipNorm,
+		Clip: c.Clip, ClampLinf: c.ClampLinf, Eps0: c.Eps0, Population: int64(c.Population), PerRound: int64(c.PerRound),
+		MinBatch: int64(c.MinBatch), ReportBytes: int64(c.ReportBytes)}
+}
+
+func runConfigFromPB(p *pb.RunConfig) (protocol.RunConfig, error) {
+	if p == nil {
+		return protocol.RunConfig{}, fmt.Errorf("run spec without a run config")
+	}
+	for _, v := range []int64{p.Dim, p.Population, p.PerRound, p.MinBatch, p.ReportBytes} {
+		if v < 0 || v > math.MaxInt32 {
+			return protocol.RunConfig{}, fmt.Errorf("run config: count %d out of range", v)
+		}
+	}
+	c := protocol.RunConfig{Run: p.Run, Model: p.Model, Dim: int(p.Dim), Randomizer: p.Randomizer, ClipNorm: p.ClipNorm,
+		Clip: p.Clip, ClampLinf: p.ClampLinf, Eps0: p.Eps0, Population: int(p.Population), PerRound: int(p.PerRound),
+		MinBatch: int(p.MinBatch), ReportBytes: int(p.ReportBytes)}
+	if err := c.Validate(); err != nil {
+		return protocol.RunConfig{}, fmt.Errorf("run config: %w", err)
+	}
+	if c.Randomizer == protocol.RandomizerNone {
+		return protocol.RunConfig{}, fmt.Errorf("run config: randomizer none has no reports to shuffle")
+	}
+	return c, nil
+}
+
+// keyConfigs decodes the spec's key configs by id.
+func keyConfigs(spec *pb.RunSpec) (map[uint8]protocol.KeyConfig, error) {
+	keys := make(map[uint8]protocol.KeyConfig, len(spec.GetKeyConfigs()))
+	for _, b := range spec.GetKeyConfigs() {
+		var k protocol.KeyConfig
+		if err := k.UnmarshalBinary(b); err != nil {
+			return nil, fmt.Errorf("run spec: %w", err)
+		}
+		if _, dup := keys[k.ID]; dup {
+			return nil, fmt.Errorf("run spec: key id %d twice", k.ID)
+		}
+		keys[k.ID] = k
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("run spec: no key config")
+	}
+	return keys, nil
+}

@@ -1,0 +1,574 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/pki"
+	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
+	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/shuffler"
+)
+
+// DefaultRoundTimeout is how long the shuffler waits for a round's reports
+// before it releases what it has (a round with a missing report is
+// discarded, nothing debited).
+const DefaultRoundTimeout = 2 * time.Minute
+
+// ShufflerConfig configures a Shuffler.
+type ShufflerConfig struct {
+	// Server is the server's address; ServerTLS the configuration to dial
+	// it with (pki.ClientTLS with the shuffler's certificate).
+	Server    string
+	ServerTLS *tls.Config
+	// TLS is the listener's configuration (pki.ServerTLS, the shuffler's
+	// certificate).
+	TLS *tls.Config
+	// Enroller checks the clients' credentials.
+	Enroller *pki.Enroller
+	// Store is the durable ledger (the budget is debited there before a
+	// batch is forwarded) and the report-id store (replays across rounds
+	// and restarts).
+	Store ledger.Backend
+	// RoundTimeout bounds the wait for a round's reports (0 means
+	// DefaultRoundTimeout).
+	RoundTimeout time.Duration
+	// Log receives one line per round and per rejection burst (nil: none).
+	Log *log.Logger
+}
+
+// Shuffler is the shuffler role as a network node: a shuffler.Service
+// (sample, collect one report per sampled client, debit, permute) with a
+// shuffler.LedgerBudget on the durable ledger, behind the gRPC service the
+// clients call; it dials the server for the model and forwards batches.
+type Shuffler struct {
+	pb.UnimplementedShufflerServer
+	cfg   ShufflerConfig
+	stats counters
+
+	// Set up by Run.
+	ready  chan struct{}
+	run    protocol.RunConfig
+	keys   map[uint8]protocol.KeyConfig
+	svc    *shuffler.Service
+	budget *claimBudget
+
+	mu       sync.Mutex
+	regCh    chan struct{} // closed and replaced when registrations change
+	workers  map[int64]*worker
+	round    *openRound // nil between rounds
+	prevIDs  map[[protocol.ReportIDSize]byte]struct{}
+	finished bool
+	grpc     *grpc.Server
+}
+
+// worker is one client process's Work stream.
+type worker struct {
+	send chan *pb.Assignment
+	done chan struct{}
+}
+
+// openRound is the round being collected.
+type openRound struct {
+	id       int64
+	keyID    uint8
+	ids      map[[protocol.ReportIDSize]byte]struct{}
+	accepted int
+	complete chan struct{}
+}
+
+// NewShuffler returns a shuffler node; Run connects it to the server.
+func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
+	switch {
+	case cfg.TLS == nil || cfg.ServerTLS == nil:
+		return nil, errors.New("shuffler: TLS configurations are required")
+	case cfg.Enroller == nil:
+		return nil, errors.New("shuffler: an enroller (client credentials) is required")
+	case cfg.Store == nil:
+		return nil, errors.New("shuffler: a ledger store is required")
+	case cfg.RoundTimeout < 0:
+		return nil, fmt.Errorf("round-timeout must be >= 0, got %v", cfg.RoundTimeout)
+	}
+	if cfg.RoundTimeout == 0 {
+		cfg.RoundTimeout = DefaultRoundTimeout
+	}
+	return &Shuffler{cfg: cfg, ready: make(chan struct{}), regCh: make(chan struct{}), workers: map[int64]*worker{}}, nil
+}
+
+// Stats returns a snapshot of the shuffler's counters.
+func (s *Shuffler) Stats() Stats { return s.stats.snapshot() }
+
+func (s *Shuffler) logf(format string, args ...any) {
+	if s.cfg.Log != nil {
+		s.cfg.Log.Printf(format, args...)
+	}
+}
+
+// Run connects to the server, opens the run's ledger, serves the clients on
+// lis and runs rounds until the server finishes the run, the budget is
+// spent (the server is told), or ctx is cancelled.
+func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
+	conn, err := dial(s.cfg.Server, s.cfg.ServerTLS)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	srv := pb.NewServerClient(conn)
+	spec, err := srv.GetRun(ctx, &pb.GetRunRequest{}, grpc.WaitForReady(true))
+	if err != nil {
+		return fmt.Errorf("shuffler: run spec from the server %s: %w", s.cfg.Server, err)
+	}
+	if s.run, err = runConfigFromPB(spec.Config); err != nil {
+		return err
+	}
+	if s.keys, err = keyConfigs(spec); err != nil {
+		return err
+	}
+	l, err := ledger.Open(ctx, s.cfg.Store, s.run.Run, ledger.Options{Delta: spec.Delta, Target: spec.TargetEpsilon})
+	if err != nil {
+		return fmt.Errorf("shuffler: ledger: %w", err)
+	}
+	n, eps0 := int64(s.run.Population), s.run.Eps0
+	s.budget = &claimBudget{ids: s.cfg.Store, inner: &shuffler.LedgerBudget{Ledger: l,
+		Event: func(k int) event.Event {
+			return event.Event{Mechanism: event.SubsampledShuffle, N: n, K: int64(k), Eps0: eps0}
+		}}}
+	if s.svc, err = shuffler.NewService(shuffler.ServiceConfig{Run: s.run, Budget: s.budget}); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.grpc = grpc.NewServer(serverOptions(s.cfg.TLS)...)
+	pb.RegisterShufflerServer(s.grpc, s)
+	g := s.grpc
+	s.mu.Unlock()
+	close(s.ready)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- g.Serve(lis) }()
+	defer func() {
+		s.finish()
+		g.GracefulStop()
+	}()
+	s.logf("run %s: n=%d k=%d, %s eps0=%g, reports of %d bytes; ledger at round %d, epsilon so far %s",
+		s.run.Run, s.run.Population, s.run.PerRound, s.run.Randomizer, s.run.Eps0, s.run.ReportBytes, max(l.LastRound(), 0), epsString(l))
+	err = s.rounds(ctx, srv, l)
+	select {
+	case serr := <-serveErr:
+		if err == nil && serr != nil {
+			err = serr
+		}
+	default:
+	}
+	return err
+}
+
+func epsString(l *ledger.Ledger) string {
+	g, err := l.Epsilon()
+	if err != nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4g", g.Epsilon)
+}
+
+// rounds is the shuffler's loop: get the model, open a round, relay it,
+// collect, release (claim report ids, debit, permute, forward).
+func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Ledger) error {
+	after := int64(-1)
+	for {
+		m, err := srv.GetModel(ctx, &pb.GetModelRequest{Run: s.run.Run, AfterVersion: after}, grpc.WaitForReady(true))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("shuffler: model from the server: %w", err)
+		}
+		if m.Finished {
+			s.logf("the server finished the run")
+			return nil
+		}
+		if len(m.Params) != s.run.Dim || m.Run != s.run.Run {
+			return fmt.Errorf("shuffler: model of run %q with %d parameters, want run %q with %d", m.Run, len(m.Params), s.run.Run, s.run.Dim)
+		}
+		if _, ok := s.keys[uint8(m.KeyId)]; !ok || m.KeyId > 255 {
+			return fmt.Errorf("shuffler: the server asks for key id %d, which it does not publish", m.KeyId)
+		}
+		for released := false; !released; {
+			if err := s.waitClients(ctx); err != nil {
+				return nil // cancelled
+			}
+			round, err := s.svc.Open(ctx, protocol.Model{Run: m.Run, Version: m.Version, Params: m.Params})
+			if errors.Is(err, ledger.ErrBudgetExhausted) {
+				s.logf("budget spent (%v); stopping the run", err)
+				_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.run.Run, Reason: "target-epsilon"})
+				return serr
+			}
+			if err != nil {
+				return err
+			}
+			s.stats.add(func(st *Stats) { st.RoundsOpened++ })
+			released, err = s.collect(ctx, srv, round, m, l)
+			if errors.Is(err, errBudgetStop) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+		}
+		after = m.Version
+	}
+}
+
+// waitClients waits until every client of the population is registered.
+func (s *Shuffler) waitClients(ctx context.Context) error {
+	logged := false
+	for {
+		s.mu.Lock()
+		have, ch := len(s.workers), s.regCh
+		s.mu.Unlock()
+		if have >= s.run.Population {
+			return nil
+		}
+		if !logged {
+			s.logf("waiting for clients: %d of %d registered", have, s.run.Population)
+			logged = true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// collect relays the open round to its sampled clients, waits for their
+// reports (all of them, or the timeout), and releases. It reports whether a
+// batch was released; an error is fatal (a debited batch not forwarded).
+func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round protocol.Round, m *pb.Model, l *ledger.Ledger) (bool, error) {
+	start := time.Now()
+	r := &openRound{id: round.ID, keyID: uint8(m.KeyId), ids: make(map[[protocol.ReportIDSize]byte]struct{}, s.run.PerRound), complete: make(chan struct{})}
+	relay := &pb.Model{Run: m.Run, Version: m.Version, Params: m.Params, KeyId: m.KeyId}
+	s.mu.Lock()
+	s.round = r
+	byWorker := map[*worker][]int64{}
+	for _, c := range s.svc.Sampled() {
+		if w := s.workers[int64(c)]; w != nil {
+			byWorker[w] = append(byWorker[w], int64(c))
+		}
+	}
+	s.mu.Unlock()
+	for w, cs := range byWorker {
+		select {
+		case w.send <- &pb.Assignment{Round: round.ID, Model: relay, Clients: cs}:
+		case <-w.done:
+		}
+	}
+	timer := time.NewTimer(s.cfg.RoundTimeout)
+	select {
+	case <-r.complete:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	timer.Stop()
+	s.mu.Lock()
+	s.round = nil
+	ids := make([][protocol.ReportIDSize]byte, 0, len(r.ids))
+	for id := range r.ids {
+		ids = append(ids, id)
+	}
+	s.prevIDs = r.ids
+	got := r.accepted
+	s.mu.Unlock()
+	s.budget.set(ids)
+	rel, err := s.svc.Release(context.WithoutCancel(ctx), func(ctx context.Context, b protocol.Batch) error {
+		return s.forward(ctx, srv, b)
+	})
+	replays := s.budget.replays()
+	if len(replays) > 0 {
+		s.stats.add(func(st *Stats) { st.Rejected[RejectReplay] += int64(len(replays)) })
+		s.logf("round %d: %d report ids replayed from earlier rounds (durable check); round discarded", round.ID, len(replays))
+	}
+	switch {
+	case err == nil:
+		s.stats.add(func(st *Stats) { st.Released++; st.Forwarded += int64(rel.Reports) })
+		s.logf("round %d released: %d reports, model version %d, %.3fs; ledger %d rounds, epsilon %s",
+			round.ID, rel.Reports, m.Version, time.Since(start).Seconds(), l.Rounds(), epsString(l))
+		return true, nil
+	case rel.Round != 0: // debited, not forwarded
+		return false, err
+	case errors.Is(err, ledger.ErrBudgetExhausted):
+		s.stats.add(func(st *Stats) { st.Discarded++ })
+		s.logf("round %d: budget spent; stopping the run", round.ID)
+		_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.run.Run, Reason: "target-epsilon"})
+		if serr != nil {
+			return false, serr
+		}
+		return false, errBudgetStop
+	default:
+		s.stats.add(func(st *Stats) { st.Discarded++ })
+		s.logf("round %d discarded (%d of %d reports): %v", round.ID, got, s.run.PerRound, err)
+		return false, nil
+	}
+}
+
+// errBudgetStop ends the round loop after the server was told to stop.
+var errBudgetStop = errors.New("budget spent")
+
+// forward sends a released batch to the server: run, round and the reports
+// concatenated (all of the run's length), nothing else.
+func (s *Shuffler) forward(ctx context.Context, srv pb.ServerClient, b protocol.Batch) error {
+	size := s.run.ReportBytes
+	buf := make([]byte, 0, size*len(b.Reports))
+	for _, r := range b.Reports {
+		buf = append(buf, r...)
+	}
+	_, err := srv.SubmitBatch(ctx, &pb.Batch{Run: b.Run, Round: b.Round, ReportBytes: int64(size), Reports: buf}, grpc.WaitForReady(true))
+	return err
+}
+
+// finish tells every client process the run is over.
+func (s *Shuffler) finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return
+	}
+	s.finished = true
+	for _, w := range uniqueWorkers(s.workers) {
+		select {
+		case w.send <- &pb.Assignment{Finished: true}:
+		default:
+		}
+	}
+	close(s.regCh)
+	s.regCh = make(chan struct{})
+}
+
+func uniqueWorkers(m map[int64]*worker) []*worker {
+	seen := map[*worker]bool{}
+	var out []*worker
+	for _, w := range m {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// Work implements the Shuffler service: register the caller's clients
+// (every credential checked) and stream their rounds.
+func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[pb.Assignment]) error {
+	<-s.ready
+	if req.Run != s.run.Run {
+		return status.Errorf(codes.NotFound, "run %q, the shuffler's is %q", req.Run, s.run.Run)
+	}
+	for _, c := range req.Clients {
+		if c.Client >= int64(s.run.Population) || !s.cfg.Enroller.Verify(c.Client, c.Token) {
+			s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
+			return status.Errorf(codes.Unauthenticated, "client %d: invalid credential", c.Client)
+		}
+	}
+	w := &worker{send: make(chan *pb.Assignment, 4), done: make(chan struct{})}
+	s.mu.Lock()
+	if s.finished {
+		s.mu.Unlock()
+		return stream.Send(&pb.Assignment{Finished: true})
+	}
+	for _, c := range req.Clients {
+		s.workers[c.Client] = w
+	}
+	close(s.regCh)
+	s.regCh = make(chan struct{})
+	s.mu.Unlock()
+	defer func() {
+		close(w.done)
+		s.mu.Lock()
+		for _, c := range req.Clients {
+			if s.workers[c.Client] == w {
+				delete(s.workers, c.Client)
+			}
+		}
+		close(s.regCh)
+		s.regCh = make(chan struct{})
+		s.mu.Unlock()
+	}()
+	for {
+		select {
+		case a := <-w.send:
+			if err := stream.Send(a); err != nil {
+				return err
+			}
+			if a.Finished {
+				return nil
+			}
+		case <-stream.Context().Done():
+			return stream.Context().Err()
+		}
+	}
+}
+
+// Submit implements the Shuffler service: every report is authenticated
+// (its client's credential) and checked (open round, envelope, key id,
+// length, replay) before the Service takes it (sampled, not yet reported).
+func (s *Shuffler) Submit(stream grpc.ClientStreamingServer[pb.ReportChunk, pb.SubmitAck]) error {
+	<-s.ready
+	ack := &pb.SubmitAck{Rejected: map[string]int64{}}
+	rejected := map[Reason]int64{}
+	var round int64
+	for {
+		chunk, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		round = chunk.Round
+		for _, rep := range chunk.Reports {
+			if reason, ok := s.accept(chunk, rep); !ok {
+				rejected[reason]++
+			} else {
+				ack.Accepted++
+			}
+		}
+	}
+	if len(rejected) > 0 {
+		s.stats.add(func(st *Stats) {
+			for r, n := range rejected {
+				st.Rejected[r] += n
+			}
+		})
+		s.logf("round %d: rejected reports (%s)", round, formatRejects(rejected))
+		for r, n := range rejected {
+			ack.Rejected[string(r)] = n
+		}
+	}
+	return stream.SendAndClose(ack)
+}
+
+// accept checks and submits one report.
+func (s *Shuffler) accept(chunk *pb.ReportChunk, rep *pb.Report) (Reason, bool) {
+	if chunk.Run != s.run.Run || !s.cfg.Enroller.Verify(rep.Client, rep.Token) {
+		return RejectUnauthenticated, false
+	}
+	h, err := protocol.ParseHeader(rep.Sealed)
+	if err != nil {
+		return RejectMalformed, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.round
+	switch {
+	case r == nil || chunk.Round != r.id:
+		return RejectWrongRound, false
+	case len(rep.Sealed) != s.run.ReportBytes:
+		return RejectWrongLength, false
+	}
+	if _, ok := s.keys[h.KeyID]; !ok {
+		return RejectUnknownKey, false
+	}
+	if h.KeyID != r.keyID {
+		return RejectWrongKey, false
+	}
+	_, inRound := r.ids[h.ReportID]
+	_, inPrev := s.prevIDs[h.ReportID]
+	if inRound || inPrev {
+		return RejectReplay, false
+	}
+	if rep.Client < 0 || rep.Client >= int64(s.run.Population) {
+		return RejectNotSampled, false
+	}
+	if err := s.svc.Submit(int(rep.Client), chunk.Round, rep.Sealed); err != nil {
+		switch {
+		case errors.Is(err, shuffler.ErrNotSampled):
+			return RejectNotSampled, false
+		case errors.Is(err, shuffler.ErrDuplicate):
+			return RejectDuplicate, false
+		case errors.Is(err, shuffler.ErrReportLength):
+			return RejectWrongLength, false
+		default:
+			return RejectWrongRound, false
+		}
+	}
+	r.ids[h.ReportID] = struct{}{}
+	r.accepted++
+	s.stats.add(func(st *Stats) { st.Accepted++ })
+	if r.accepted == s.run.PerRound {
+		close(r.complete)
+	}
+	return "", true
+}
+
+// claimBudget claims the round's report ids in the durable report-id store
+// before the ledger's debit: a round holding an id already claimed under
+// another round (a replay the in-memory check could not see, e.g. across
+// a restart) is refused, so it is discarded and nothing is debited.
+type claimBudget struct {
+	ids   ledger.ReportIDStore
+	inner *shuffler.LedgerBudget
+
+	mu      sync.Mutex
+	pending [][protocol.ReportIDSize]byte
+	found   [][protocol.ReportIDSize]byte
+}
+
+// errReplayed refuses a release holding replayed report ids.
+var errReplayed = errors.New("batch holds report ids claimed in an earlier round (replays)")
+
+func (c *claimBudget) set(ids [][protocol.ReportIDSize]byte) {
+	c.mu.Lock()
+	c.pending, c.found = ids, nil
+	c.mu.Unlock()
+}
+
+func (c *claimBudget) replays() [][protocol.ReportIDSize]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.found
+}
+
+// Debit implements shuffler.Budget.
+func (c *claimBudget) Debit(ctx context.Context, r shuffler.Release) error {
+	c.mu.Lock()
+	ids := c.pending
+	c.mu.Unlock()
+	if len(ids) != r.Reports {
+		return fmt.Errorf("report ids: %d claimed for a batch of %d", len(ids), r.Reports)
+	}
+	replays, err := c.ids.ClaimReportIDs(ctx, r.Run, r.Round, ids)
+	if err != nil {
+		return fmt.Errorf("report ids: %w", err)
+	}
+	if len(replays) > 0 {
+		c.mu.Lock()
+		c.found = replays
+		c.mu.Unlock()
+		return fmt.Errorf("%w: %d", errReplayed, len(replays))
+	}
+	return c.inner.Debit(ctx, r)
+}
+
+// Check implements shuffler.Checker.
+func (c *claimBudget) Check(ctx context.Context, r shuffler.Release) error {
+	return c.inner.Check(ctx, r)
+}
+
+// LastRound implements shuffler.LastRounder.
+func (c *claimBudget) LastRound(ctx context.Context, run string) (int64, error) {
+	return c.inner.LastRound(ctx, run)
+}
