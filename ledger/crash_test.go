@@ -3,11 +3,11 @@ package ledger
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,23 +17,31 @@ import (
 	"github.com/shuffledp/shuffledp/internal/faultpoint"
 )
 
-// crashEnv names the ledger file a helper process debits into.
+// crashEnv names the ledger a helper process debits into: an SQLite file
+// or a postgres:// URL (OpenStore's target).
 const crashEnv = "SHUFFLEDP_LEDGER_CRASH_DB"
+
+// crashModeEnv set to "claim" makes the helper process claim report IDs
+// (claimForever) instead of debiting.
+const crashModeEnv = "SHUFFLEDP_LEDGER_CRASH_MODE"
 
 // TestHelperProcess is not a test: run by TestKillDuringDebits with
 // crashEnv set, it opens the ledger, debits one round after the last
 // committed one, again and again, and prints "ok ROUND" on stdout after
 // each Debit returns, until it is killed.
 func TestHelperProcess(t *testing.T) {
-	path := os.Getenv(crashEnv)
-	if path == "" {
+	target := os.Getenv(crashEnv)
+	if target == "" {
 		t.Skip("helper process for TestKillDuringDebits")
 	}
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	s, err := OpenStore(ctx, target, StoreOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if os.Getenv(crashModeEnv) == "claim" {
+		claimForever(ctx, s)
 	}
 	l, err := Open(ctx, s, "crash", Options{Delta: delta})
 	if err != nil {
@@ -55,12 +63,11 @@ func TestHelperProcess(t *testing.T) {
 // ledger writes, loses no debit that returned, duplicates none, and
 // leaves a database that passes the integrity check; epsilon never
 // decreases from one restart to the next.
-func TestKillDuringDebits(t *testing.T) {
+func testKillDuringDebits(t *testing.T, path string) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
 	rng := rand.New(rand.NewPCG(1, 2)) // test schedule only
 	acked := int64(-1)                 // highest round a helper reported committed
 	prevEps := 0.0
@@ -103,7 +110,7 @@ func TestKillDuringDebits(t *testing.T) {
 			t.Fatalf("kill %d: helper ended with %v, not SIGKILL; stderr:\n%s", i, err, stderr.String())
 		}
 
-		s, err := OpenSQLite(ctx, path, SQLiteOptions{})
+		s, err := OpenStore(ctx, path, StoreOptions{})
 		if err != nil {
 			t.Fatalf("kill %d: reopening: %v", i, err)
 		}
@@ -143,12 +150,11 @@ func TestKillDuringDebits(t *testing.T) {
 // is not in the ledger (its Debit never returned, its batch was never
 // released); just after the commit, it is, although Debit never returned.
 // Either way every earlier round is there once and the check passes.
-func TestKillAtFaultPoints(t *testing.T) {
+func testKillAtFaultPoints(t *testing.T, path string) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
 	rng := rand.New(rand.NewPCG(3, 4)) // test schedule only
 	total := int64(0)
 	for i := range 6 {
@@ -172,7 +178,7 @@ func TestKillAtFaultPoints(t *testing.T) {
 			t.Fatalf("%s@%d: helper acknowledged %d debits, want %d", point, hit, acked, hit-1)
 		}
 		// `ledger show` reads the killed process's file read-only first.
-		ro, err := OpenSQLite(ctx, path, SQLiteOptions{ReadOnly: true})
+		ro, err := OpenStore(ctx, path, StoreOptions{ReadOnly: true})
 		if err != nil {
 			t.Fatalf("%s@%d: read-only: %v", point, hit, err)
 		}
@@ -181,7 +187,7 @@ func TestKillAtFaultPoints(t *testing.T) {
 			t.Fatalf("%s@%d: read-only summary: %d rounds, %v; want %d", point, hit, sum.Rounds, err, want)
 		}
 		ro.Close()
-		s, err := OpenSQLite(ctx, path, SQLiteOptions{})
+		s, err := OpenStore(ctx, path, StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,12 +214,11 @@ func TestKillAtFaultPoints(t *testing.T) {
 // Two processes debiting the same run of one file at once (each the same
 // batch per round, as a retrying shuffler would) write every round once
 // and leave a database that passes the check, even when both are killed.
-func TestTwoProcesses(t *testing.T) {
+func testTwoProcesses(t *testing.T, path string) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
 	var cmds [2]*exec.Cmd
 	var outs [2]*bufio.Scanner
 	var errs [2]strings.Builder
@@ -250,7 +255,7 @@ func TestTwoProcesses(t *testing.T) {
 			t.Errorf("helper %d ended with %v before the kill; stderr:\n%s", i, err, errs[i].String())
 		}
 	}
-	s, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	s, err := OpenStore(ctx, path, StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,4 +276,150 @@ func TestTwoProcesses(t *testing.T) {
 		t.Fatalf("%d entries, but round %d was reported committed", len(entries), acked)
 	}
 	t.Logf("%d entries, %d acknowledged", len(entries), acked+1)
+}
+
+// The crash tests run on every backend that processes share: an SQLite
+// file, and a PostgreSQL database whose server outlives the killed
+// clients (their open transactions are rolled back when their connections
+// drop).
+func TestKillDuringDebits(t *testing.T)  { forShared(t, testKillDuringDebits) }
+func TestKillAtFaultPoints(t *testing.T) { forShared(t, testKillAtFaultPoints) }
+func TestTwoProcesses(t *testing.T)      { forShared(t, testTwoProcesses) }
+
+func forShared(t *testing.T, test func(t *testing.T, target string)) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	for _, b := range sharedBackends {
+		t.Run(b.name, func(t *testing.T) { test(t, b.target(t)) })
+	}
+}
+
+// claimIDs are the report IDs of round r in the claim crash test.
+func claimIDs(r int64) [][16]byte {
+	out := make([][16]byte, 1000)
+	for i := range out {
+		h := sha256.Sum256([]byte(fmt.Sprintf("round %d report %d", r, i)))
+		out[i] = [16]byte(h[:16])
+	}
+	return out
+}
+
+// claimForever claims the ids of rounds 0, 1, 2, ... (the ones claimed
+// by an earlier process again: a restarted shuffler re-collecting), and
+// prints "ok ROUND" after each claim returns, until it is killed. A
+// replay (a re-claim is never one) ends it with status 4.
+func claimForever(ctx context.Context, s Backend) {
+	out := bufio.NewWriter(os.Stdout)
+	for r := int64(0); ; r++ {
+		replays, err := s.ClaimReportIDs(ctx, "crash", r, claimIDs(r))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+		if replays != nil {
+			fmt.Fprintf(os.Stderr, "round %d: %d replays\n", r, len(replays))
+			os.Exit(4)
+		}
+		fmt.Fprintf(out, "ok %d\n", r)
+		out.Flush()
+	}
+}
+
+// reportIDCounts returns the number of report IDs of run recorded under
+// each round, read with the backend's SQL.
+func reportIDCounts(t *testing.T, target, run string) map[int64]int {
+	t.Helper()
+	ctx := context.Background()
+	s, err := OpenStore(ctx, target, StoreOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const q = `SELECT round, count(*) FROM report_ids WHERE run = $1 GROUP BY round`
+	counts := map[int64]int{}
+	switch s := s.(type) {
+	case *SQLiteStore:
+		rows, err := s.db.QueryContext(ctx, q, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r int64
+			var n int
+			if err := rows.Scan(&r, &n); err != nil {
+				t.Fatal(err)
+			}
+			counts[r] = n
+		}
+	case *PostgresStore:
+		rows, err := s.pool.Query(ctx, q, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r int64
+			var n int
+			if err := rows.Scan(&r, &n); err != nil {
+				t.Fatal(err)
+			}
+			counts[r] = n
+		}
+	default:
+		t.Fatalf("no SQL for %T", s)
+	}
+	return counts
+}
+
+// A shuffler killed inside a claim records all of the round's report IDs
+// or none, and one restarted re-claims the rounds it had claimed without
+// a replay.
+func TestKillDuringClaim(t *testing.T) { forShared(t, testKillDuringClaim) }
+
+func testKillDuringClaim(t *testing.T, target string) {
+	claimed := int64(0) // rounds 0 .. claimed-1 are claimed
+	for _, step := range []struct {
+		point string
+		hit   int64
+		// after: rounds claimed after the kill.
+		after int64
+	}{
+		{PointClaimInTransaction, 3, 2}, // new rounds 0, 1; killed inside round 2's claim
+		{PointClaimCommitted, 5, 5},     // re-claims 0, 1; new 2, 3, 4; killed after round 4 committed
+		{PointClaimInTransaction, 2, 6}, // re-claims 0..4; new 5; killed inside round 6's claim
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashEnv+"="+target, crashModeEnv+"=claim",
+			fmt.Sprintf("%s=%s@%d", faultpoint.EnvVar, step.point, step.hit))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("%s@%d: helper ended with %v, not SIGKILL; stderr:\n%s", step.point, step.hit, err, stderr.String())
+		}
+		acked := int64(strings.Count(string(out), "ok "))
+		wantAcked := step.after
+		if step.point == PointClaimCommitted {
+			wantAcked-- // the last committed claim never returned
+		}
+		if acked != wantAcked {
+			t.Fatalf("%s@%d: helper acknowledged %d claims, want %d", step.point, step.hit, acked, wantAcked)
+		}
+		counts := reportIDCounts(t, target, "crash")
+		for r := range max(step.after, claimed) + 2 {
+			want := 0
+			if r < step.after {
+				want = 1000
+			}
+			if counts[r] != want {
+				t.Fatalf("%s@%d: round %d has %d report IDs, want %d (all or none)", step.point, step.hit, r, counts[r], want)
+			}
+		}
+		if len(counts) != int(step.after) {
+			t.Fatalf("%s@%d: report IDs under %d rounds, want %d", step.point, step.hit, len(counts), step.after)
+		}
+		claimed = step.after
+	}
 }

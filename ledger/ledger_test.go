@@ -314,77 +314,160 @@ func TestRestartContinues(t *testing.T) {
 	}
 }
 
-// Two ledgers on one store (two processes on one file) never debit on a
-// stale view: the second prices again with the first's entries.
+// Two ledgers on one store (two processes on one file or database) never
+// debit on a stale view: the second prices again with the first's entries.
 func TestTwoWriters(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
-	target := accountEpsilon(t, subsampled, 2).Epsilon
-	var ls [2]*Ledger
-	for i := range ls {
-		s, err := OpenSQLite(ctx, path, SQLiteOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		ls[i] = openLedger(t, s, "r", Options{Target: target})
-	}
-	debit(t, ls[0], 0, subsampled)
-	debit(t, ls[1], 1, subsampled) // stale (has not seen round 0): reloads, then fits
-	if ls[1].Rounds() != 2 {
-		t.Fatalf("second writer sees %d rounds, want 2", ls[1].Rounds())
-	}
-	debit(t, ls[0], 1, subsampled) // the same entry: idempotent after a reload
-	if err := ls[0].Debit(ctx, 2, subsampled, 1000, digest(2)); !errors.Is(err, ErrBudgetExhausted) {
-		t.Errorf("third round past the target: %v, want ErrBudgetExhausted", err)
-	}
-	if err := ls[1].Debit(ctx, 1, subsampled, 1000, digest(9)); !errors.Is(err, ErrConflict) {
-		t.Errorf("another batch for round 1: %v, want ErrConflict", err)
+	budget := accountEpsilon(t, subsampled, 2).Epsilon
+	for _, b := range sharedBackends {
+		t.Run(b.name, func(t *testing.T) {
+			target := b.target(t)
+			var ls [2]*Ledger
+			for i := range ls {
+				s := b.open(t, target)
+				defer s.Close()
+				ls[i] = openLedger(t, s, "r", Options{Target: budget})
+			}
+			debit(t, ls[0], 0, subsampled)
+			debit(t, ls[1], 1, subsampled) // stale (has not seen round 0): reloads, then fits
+			if ls[1].Rounds() != 2 {
+				t.Fatalf("second writer sees %d rounds, want 2", ls[1].Rounds())
+			}
+			debit(t, ls[0], 1, subsampled) // the same entry: idempotent after a reload
+			if err := ls[0].Debit(ctx, 2, subsampled, 1000, digest(2)); !errors.Is(err, ErrBudgetExhausted) {
+				t.Errorf("third round past the target: %v, want ErrBudgetExhausted", err)
+			}
+			if err := ls[1].Debit(ctx, 1, subsampled, 1000, digest(9)); !errors.Is(err, ErrConflict) {
+				t.Errorf("another batch for round 1: %v, want ErrConflict", err)
+			}
+		})
 	}
 }
 
 // Concurrent debits of the same rounds from many goroutines and two
-// connections write every round once.
+// connections (pools) write every round once.
 func TestConcurrentDebits(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
-	var ls [2]*Ledger
-	var stores [2]*SQLiteStore
-	for i := range ls {
-		s, err := OpenSQLite(ctx, path, SQLiteOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		stores[i], ls[i] = s, openLedger(t, s, "r", Options{Target: 1e9})
-	}
-	const rounds = 20
-	var wg sync.WaitGroup
-	errs := make(chan error, 8*rounds)
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l := ls[g%2]
-			for r := range int64(rounds) {
-				if err := l.Debit(ctx, r, subsampled, 1000, digest(r)); err != nil {
-					errs <- fmt.Errorf("goroutine %d round %d: %w", g, r, err)
-				}
-				_, _ = l.Epsilon()
+	for _, b := range sharedBackends {
+		t.Run(b.name, func(t *testing.T) {
+			target := b.target(t)
+			var ls [2]*Ledger
+			var stores [2]Backend
+			for i := range ls {
+				s := b.open(t, target)
+				defer s.Close()
+				stores[i], ls[i] = s, openLedger(t, s, "r", Options{Target: 1e9})
 			}
-		}()
+			const rounds = 20
+			var wg sync.WaitGroup
+			errs := make(chan error, 8*rounds)
+			for g := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					l := ls[g%2]
+					for r := range int64(rounds) {
+						if err := l.Debit(ctx, r, subsampled, 1000, digest(r)); err != nil {
+							errs <- fmt.Errorf("goroutine %d round %d: %w", g, r, err)
+						}
+						_, _ = l.Epsilon()
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			entries, err := stores[0].Entries(ctx, "r")
+			if err != nil || len(entries) != rounds {
+				t.Fatalf("%d entries stored (%v), want %d", len(entries), err, rounds)
+			}
+			if err := stores[1].Check(ctx); err != nil {
+				t.Error(err)
+			}
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	entries, err := stores[0].Entries(ctx, "r")
-	if err != nil || len(entries) != rounds {
-		t.Fatalf("%d entries stored (%v), want %d", len(entries), err, rounds)
-	}
-	if err := stores[1].Check(ctx); err != nil {
-		t.Error(err)
+}
+
+// Two shufflers (two Ledgers, each on its own connection pool) race to
+// debit the same rounds, each with its own batch, until past the budget:
+// every round is won by exactly one of them (the other gets ErrConflict),
+// the rounds that fit the target are all debited and no other, and the
+// stored epsilon never exceeds the target.
+func TestRacingShufflers(t *testing.T) {
+	ctx := context.Background()
+	const fit = 12 // rounds within the target
+	budget := accountEpsilon(t, subsampled, fit).Epsilon
+	for _, b := range sharedBackends {
+		t.Run(b.name, func(t *testing.T) {
+			for trial := range 3 {
+				target := b.target(t)
+				run := fmt.Sprintf("race-%d", trial)
+				var ls [2]*Ledger
+				for i := range ls {
+					s := b.open(t, target)
+					defer s.Close()
+					ls[i] = openLedger(t, s, run, Options{Target: budget})
+				}
+				const rounds = fit + 4
+				var results [2][rounds]error
+				// Both reach each round before either debits it.
+				var barrier [rounds]sync.WaitGroup
+				for r := range barrier {
+					barrier[r].Add(len(ls))
+				}
+				var wg sync.WaitGroup
+				for i, l := range ls {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for r := range int64(rounds) {
+							barrier[r].Done()
+							barrier[r].Wait()
+							batch := sha256.Sum256([]byte(fmt.Sprintf("shuffler %d round %d", i, r)))
+							results[i][r] = l.Debit(ctx, r, subsampled, 1000, batch)
+						}
+					}()
+				}
+				wg.Wait()
+				wins := 0
+				for r := range rounds {
+					a, b := results[0][r], results[1][r]
+					switch {
+					case r < fit && (a == nil) == (b == nil):
+						t.Fatalf("trial %d round %d: errors %v and %v, want exactly one winner", trial, r, a, b)
+					case r < fit && !errors.Is(a, ErrConflict) && !errors.Is(b, ErrConflict):
+						t.Fatalf("trial %d round %d: the loser's error is %v / %v, want ErrConflict", trial, r, a, b)
+					case r >= fit && (!errors.Is(a, ErrBudgetExhausted) || !errors.Is(b, ErrBudgetExhausted)):
+						t.Fatalf("trial %d round %d past the target: errors %v and %v, want ErrBudgetExhausted", trial, r, a, b)
+					}
+					if a == nil {
+						wins++
+					}
+				}
+				check := b.open(t, target)
+				defer check.Close()
+				entries, err := check.Entries(ctx, run)
+				if err != nil || len(entries) != fit {
+					t.Fatalf("trial %d: %d entries (%v), want %d", trial, len(entries), err, fit)
+				}
+				for _, e := range entries {
+					winner := 0
+					if results[0][e.Round] != nil {
+						winner = 1
+					}
+					if e.Digest != sha256.Sum256([]byte(fmt.Sprintf("shuffler %d round %d", winner, e.Round))) {
+						t.Fatalf("trial %d round %d: the stored batch is not the winner's", trial, e.Round)
+					}
+				}
+				s, err := Summarize(ctx, check, run, 0, false)
+				if err != nil || s.Epsilon > budget {
+					t.Fatalf("trial %d: stored epsilon %v (%v) above the target %v", trial, s.Epsilon, err, budget)
+				}
+				t.Logf("trial %d: shuffler 0 won %d rounds, shuffler 1 %d", trial, wins, fit-wins)
+			}
+		})
 	}
 }
 

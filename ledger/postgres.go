@@ -449,8 +449,12 @@ func (s *PostgresStore) ClaimReportIDs(ctx context.Context, run string, round in
 				ON CONFLICT (run, id) DO NOTHING
 				RETURNING 1)
 			SELECT count(*) FROM claimed`, run, round, sorted).Scan(&inserted)
-		if err != nil || inserted == len(sorted) {
+		if err != nil {
 			return err
+		}
+		if inserted == len(sorted) {
+			faultpoint.Hit(PointClaimInTransaction)
+			return nil
 		}
 		rows, err := tx.Query(ctx, `SELECT id FROM report_ids
 			WHERE run = $1 AND id = ANY ($3::uuid[]) AND round <> $2`, run, round, sorted)
@@ -467,11 +471,15 @@ func (s *PostgresStore) ClaimReportIDs(ctx context.Context, run string, round in
 			}
 			other[id] = true
 		}
+		if inserted > 0 {
+			faultpoint.Hit(PointClaimInTransaction)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim report IDs of run %q round %d: %w", run, round, err)
 	}
+	faultpoint.Hit(PointClaimCommitted)
 	return claimReplays(ids, dup, other), nil
 }
 

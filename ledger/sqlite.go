@@ -34,8 +34,9 @@ const SchemaVersion = 2
 // MinSchemaVersion is the oldest schema version this package reads.
 const MinSchemaVersion = 1
 
-// Fault points of SQLiteStore.Append (package internal/faultpoint), for
-// crash tests that kill the process inside a debit.
+// Fault points of the durable stores' Append and ClaimReportIDs (package
+// internal/faultpoint), for crash tests that kill the process inside a
+// debit or a claim.
 const (
 	// PointAppendInTransaction: the entry is inserted and the run's count
 	// updated, the transaction not committed. A kill here writes nothing.
@@ -44,6 +45,13 @@ const (
 	// returned. A kill here leaves the entry durable although its caller
 	// never learnt it (a restart finds it; a retry is idempotent).
 	PointAppendCommitted = "ledger.append.committed"
+	// PointClaimInTransaction: ClaimReportIDs has inserted the new ids,
+	// the transaction is not committed. A kill here records none of them.
+	PointClaimInTransaction = "ledger.claim.in-transaction"
+	// PointClaimCommitted: the claim is committed, ClaimReportIDs has not
+	// returned. A kill here leaves every id recorded; a re-claim of the
+	// round finds them (no replays).
+	PointClaimCommitted = "ledger.claim.committed"
 )
 
 // application identifies a shuffledp ledger in the meta table.
@@ -737,13 +745,17 @@ func (s *SQLiteStore) ClaimReportIDs(ctx context.Context, run string, round int6
 		if len(fresh) == 0 {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO report_ids (run, id, round)
-			SELECT $1, unhex(value), $2 FROM json_each($3)`, run, round, hexList(fresh))
-		return err
+		if _, err = tx.ExecContext(ctx, `INSERT INTO report_ids (run, id, round)
+			SELECT $1, unhex(value), $2 FROM json_each($3)`, run, round, hexList(fresh)); err != nil {
+			return err
+		}
+		faultpoint.Hit(PointClaimInTransaction)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim report IDs of run %q round %d: %w", run, round, err)
 	}
+	faultpoint.Hit(PointClaimCommitted)
 	return claimReplays(ids, dup, other), nil
 }
 
