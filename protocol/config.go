@@ -55,7 +55,37 @@ type RunConfig struct {
 	// randomizer's report size plus the sealing overhead); the shuffler
 	// refuses any other length. 0 for RandomizerNone.
 	ReportBytes int
+	// Sigma is the noise multiplier of the Gaussian randomizer
+	// (RandomizerGaussian: each client adds N(0, Clip^2 Sigma^2 I_d));
+	// 0 for the others. Eps0 is not used with it.
+	Sigma float64
+	// Participation says who decides which clients report in a round:
+	// ParticipationSample (the zero value: the shuffler samples PerRound
+	// of Population) or ParticipationCheckIn (every client decides with
+	// its own randomness, with probability Rate; the batch size is
+	// random, PerRound is only its expected value rounded, for the
+	// learning-rate schedule).
+	Participation string
+	// Rate is the check-in probability gamma of ParticipationCheckIn, in
+	// (0, 1]; 0 otherwise.
+	Rate float64
 }
+
+// RandomizerGaussian names the Gaussian local randomizer of shuffle
+// Gaussian SGD (ICLR'23 submission; randomizer.Gaussian): not eps0-LDP,
+// accounted from RunConfig.Sigma.
+const RandomizerGaussian = "gaussian"
+
+// Participation modes of RunConfig.Participation.
+const (
+	// ParticipationSample: the shuffler samples PerRound clients of
+	// Population without replacement (NeurIPS'21 Algorithm 1, line 3).
+	ParticipationSample = ""
+	// ParticipationCheckIn: shuffled check-in (Liew et al. 2022; ICLR'23
+	// submission Sec. 4.2): each client checks in with probability Rate,
+	// deciding with its own randomness; the shuffler samples nobody.
+	ParticipationCheckIn = "checkin"
+)
 
 // Validate returns an error naming the first invalid field (flag-style
 // names: run, model, dim, randomizer, clip-norm, clip, eps0, clients,
@@ -76,8 +106,18 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("linf-clip clamp needs clip-norm linf, got %s", c.ClipNorm)
 	case !(c.Clip > 0) || math.IsInf(c.Clip, 0):
 		return fmt.Errorf("clip must be positive and finite, got %g", c.Clip)
-	case c.Randomizer != RandomizerNone && (!(c.Eps0 > 0) || math.IsInf(c.Eps0, 0)):
+	case c.Randomizer != RandomizerNone && c.Randomizer != RandomizerGaussian && (!(c.Eps0 > 0) || math.IsInf(c.Eps0, 0)):
 		return fmt.Errorf("eps0 must be positive and finite, got %g", c.Eps0)
+	case c.Randomizer == RandomizerGaussian && (!(c.Sigma > 0) || math.IsInf(c.Sigma, 0)):
+		return fmt.Errorf("sigma must be positive and finite, got %g", c.Sigma)
+	case c.Randomizer != RandomizerGaussian && c.Sigma != 0:
+		return fmt.Errorf("sigma is used by randomizer gaussian only, got %g with randomizer %s", c.Sigma, c.Randomizer)
+	case c.Participation != ParticipationSample && c.Participation != ParticipationCheckIn:
+		return fmt.Errorf("participation must be sample (\"\") or checkin, got %q", c.Participation)
+	case c.Participation == ParticipationCheckIn && !(c.Rate > 0 && c.Rate <= 1):
+		return fmt.Errorf("rate must be in (0, 1] with participation checkin, got %g", c.Rate)
+	case c.Participation != ParticipationCheckIn && c.Rate != 0:
+		return fmt.Errorf("rate is used by participation checkin only, got %g", c.Rate)
 	case c.Population < 1:
 		return fmt.Errorf("clients must be >= 1, got %d", c.Population)
 	case c.PerRound < 1 || c.PerRound > c.Population:
@@ -97,7 +137,7 @@ func NewRandomizer(cfg RunConfig) (randomizer.Randomizer, error) {
 	if cfg.Randomizer == RandomizerNone {
 		return nil, errors.New("randomizer none has no randomizer")
 	}
-	r, err := randomizer.New(cfg.Randomizer, randomizer.Config{Eps0: cfg.Eps0, Dim: cfg.Dim, Radius: cfg.Clip})
+	r, err := randomizer.New(cfg.Randomizer, randomizer.Config{Eps0: cfg.Eps0, Dim: cfg.Dim, Radius: cfg.Clip, Sigma: cfg.Sigma})
 	if err != nil {
 		return nil, fmt.Errorf("randomizer %s: %w", cfg.Randomizer, err)
 	}

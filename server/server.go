@@ -62,6 +62,11 @@ type Config struct {
 	// Receipts, if not nil, records every batch received, before it is
 	// used.
 	Receipts ReceiptLog
+	// Noise is where a central-DP server draws the Gaussian noise it adds
+	// (PrepareCentralGaussian); nil means crypto/rand, the only choice for
+	// a deployment. A simulation may pass a seeded stream (SIMULATION
+	// ONLY).
+	Noise randomizer.Source
 }
 
 // Server holds the model of one run. It is not safe for concurrent use: a
@@ -75,6 +80,8 @@ type Server struct {
 	opened [][]byte // scratch: the opened reports of a batch
 	opt    optimizerState
 	avg    *average // nil without EMA
+	// centralPending: s.sum holds a noisy sum of PrepareCentralGaussian.
+	centralPending bool
 }
 
 // State is the server's state: all a checkpoint needs to continue a run

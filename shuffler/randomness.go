@@ -11,7 +11,9 @@ import (
 type Randomness interface {
 	// Round writes the new round's sample, len(sample) distinct clients
 	// out of the run's n, into sample and returns the source of that
-	// round's permutation (used until the next call).
+	// round's permutation (used until the next call). Under check-in
+	// sample is empty: nobody is sampled, only the permutation's source
+	// is drawn.
 	Round(sample []int) (randomizer.Source, error)
 }
 
@@ -35,6 +37,8 @@ func NewCryptoRandomness(n, k int) (Randomness, error) {
 }
 
 func (c *cryptoRandomness) Round(sample []int) (randomizer.Source, error) {
-	c.sampler.Sample(c.rng, sample)
+	if len(sample) > 0 { // empty under check-in: the clients decide
+		c.sampler.Sample(c.rng, sample)
+	}
 	return c.src, nil
 }

@@ -78,6 +78,16 @@ type ServiceConfig struct {
 // choose to drop out depending on its data makes the sample
 // data-dependent, which no subsampling bound covers.
 //
+// Shuffled check-in (Run.Participation protocol.ParticipationCheckIn;
+// Liew et al. 2022, ICLR'23 submission Sec. 4.2). The service samples
+// nobody: the round is relayed to every client (Sampled is empty), each
+// client decides with its own randomness whether to take part, and Submit
+// accepts one report from any client of the run. Release permutes the
+// reports that arrived, however many (at least Run.MinBatch), and debits
+// the budget with their number; the batch size is random and part of what
+// the check-in analysis (eq. (11)) covers. No report is "missing", so
+// ErrIncomplete does not apply.
+//
 // A Service is safe for concurrent use; one round is open at a time.
 type Service struct {
 	cfg     ServiceConfig
@@ -90,8 +100,9 @@ type Service struct {
 	perm    randomizer.Source
 	sample  []int    // slot -> client, in sample order
 	slotOf  []int32  // client -> slot in the open round, -1 if not sampled
-	reports [][]byte // slot -> sealed report (nil until delivered)
+	reports [][]byte // slot -> sealed report (nil until delivered); check-in: client -> report
 	got     int
+	checkIn bool
 }
 
 // NewService returns the shuffler role for cfg.
@@ -112,6 +123,9 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		sample:  make([]int, cfg.Run.PerRound),
 		slotOf:  make([]int32, cfg.Run.Population),
 		reports: make([][]byte, cfg.Run.PerRound)}
+	if cfg.Run.Participation == protocol.ParticipationCheckIn {
+		s.checkIn, s.sample, s.reports = true, nil, make([][]byte, cfg.Run.Population)
+	}
 	if s.rnd == nil {
 		var err error
 		if s.rnd, err = NewCryptoRandomness(cfg.Run.Population, cfg.Run.PerRound); err != nil {
@@ -174,7 +188,8 @@ func (s *Service) Open(ctx context.Context, m protocol.Model) (protocol.Round, e
 // Sampled returns the clients sampled in the open round, in sample order
 // (a client's position is its slot), for the transport that relays the
 // round message to them. The slice is the service's; do not modify it.
-// It is nil when no round is open.
+// It is nil when no round is open, and empty under check-in (the round
+// goes to every client, each deciding for itself).
 func (s *Service) Sampled() []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -197,10 +212,18 @@ func (s *Service) Submit(client int, round int64, sealed []byte) error {
 		return fmt.Errorf("shuffler: report for round %d: %w", round, ErrNoRound)
 	case round != s.round.ID:
 		return fmt.Errorf("shuffler: report for round %d, round %d is open: %w", round, s.round.ID, ErrWrongRound)
-	case client < 0 || client >= len(s.slotOf) || s.slotOf[client] < 0:
+	case client < 0 || client >= len(s.slotOf) || (!s.checkIn && s.slotOf[client] < 0):
 		return fmt.Errorf("shuffler: round %d: %w", round, ErrNotSampled)
 	case len(sealed) != s.cfg.Run.ReportBytes:
 		return fmt.Errorf("shuffler: round %d: %w: %d bytes, the run's reports have %d", round, ErrReportLength, len(sealed), s.cfg.Run.ReportBytes)
+	}
+	if s.checkIn {
+		if s.reports[client] != nil {
+			return fmt.Errorf("shuffler: round %d: %w", round, ErrDuplicate)
+		}
+		s.reports[client] = sealed
+		s.got++
+		return nil
 	}
 	slot := s.slotOf[client]
 	if s.reports[slot] != nil {
@@ -229,6 +252,9 @@ func (s *Service) Release(ctx context.Context, forward func(context.Context, pro
 	}
 	defer s.close()
 	id, k := s.round.ID, len(s.sample)
+	if s.checkIn {
+		k = s.got // whoever checked in: nothing is missing
+	}
 	if s.got < k && !s.cfg.ReleasePartial {
 		return Release{}, fmt.Errorf("shuffler: round %d: %w (%d of %d reports)", id, ErrIncomplete, s.got, k)
 	}
@@ -236,7 +262,7 @@ func (s *Service) Release(ctx context.Context, forward func(context.Context, pro
 		return Release{}, fmt.Errorf("shuffler: round %d: %w: %d reports, minimum %d", id, ErrBatchTooSmall, s.got, s.cfg.Run.MinBatch)
 	}
 	delivered := s.reports
-	if s.got < k { // drop the missing ones, keeping sample order
+	if s.got < len(s.reports) { // drop the missing ones (check-in: those who did not check in), keeping slot order
 		delivered = delivered[:0]
 		for _, r := range s.reports {
 			if r != nil {

@@ -48,6 +48,9 @@ type checkpointState struct {
 	Seed       uint64
 	Project    float64
 	Crypto     bool
+	// Gaussian holds the Gaussian runs' parameters (zero for the others
+	// and in checkpoints written before they existed).
+	Gaussian gaussianParams
 
 	Server   serverState
 	Shuffler shufflerState
@@ -96,7 +99,7 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 		Model:   t.model.Name(), NumParams: t.model.NumParams(),
 		Clients: t.cfg.Clients, Sample: t.cfg.Sample, Randomizer: t.cfg.Randomizer,
 		ClipNorm: t.cfg.ClipNorm, Clip: t.cfg.Clip, ClampLinf: t.cfg.ClampLinf, Eps0: t.cfg.Eps0, Seed: t.cfg.Seed,
-		Project: t.cfg.ProjectRadius, Crypto: t.cfg.CryptoNoise,
+		Project: t.cfg.ProjectRadius, Crypto: t.cfg.CryptoNoise, Gaussian: t.cfg.gaussianParams(),
 		Server:   t.serverState(),
 		Shuffler: shufflerState{RNG: rng, LastRound: last},
 	}
@@ -206,6 +209,8 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 		return mismatch("project-radius", st.Project, c.ProjectRadius)
 	case st.Crypto != c.CryptoNoise:
 		return mismatch("crypto-noise", st.Crypto, c.CryptoNoise)
+	case st.Gaussian != c.gaussianParams():
+		return mismatch("sigma, participation, rate or noise-sum", st.Gaussian, c.gaussianParams())
 	case st.Version < 3 && (c.Optimizer.Kind() != server.OptimizerSGD || c.EMA != 0):
 		return fmt.Errorf("resume: the checkpoint (version %d) was written by plain SGD without EMA, before the server had an optimizer; it resumes only with --optimizer sgd and --ema 0, not %s and ema %g",
 			st.Version, c.Optimizer, c.EMA)

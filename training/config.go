@@ -92,8 +92,30 @@ type Config struct {
 	// in R_inf's input domain, so privacy is the same; clamping keeps more
 	// of the small coordinates.
 	ClampLinf bool
-	// Eps0 is the local privacy parameter of the randomizer (--eps0).
+	// Eps0 is the local privacy parameter of the randomizer (--eps0); 0
+	// (unused) for the Gaussian randomizers, which take Sigma.
 	Eps0 float64
+	// Sigma is the noise multiplier of randomizer gaussian (each client
+	// adds N(0, C^2 Sigma^2 I_d)) and central-gaussian (the server adds
+	// N(0, C^2 Sigma^2 I_d) to the sum) (--sigma); 0 for the others.
+	Sigma float64
+	// Participation is who decides which clients report in a round
+	// (--participation): ParticipationSample ("" or "sample": k of n
+	// sampled without replacement; Poisson sampling at Rate for
+	// central-gaussian) or ParticipationCheckIn (each client checks in
+	// with probability Rate, deciding with its own randomness).
+	Participation string
+	// Rate is the check-in probability gamma (--rate) of
+	// ParticipationCheckIn, or the Poisson sampling rate q of
+	// central-gaussian (0 there means Sample/Clients). With a rate, Sample
+	// is set to the expected batch size max(1, round(Rate*Clients)), which
+	// defines the epoch (Clients/Sample rounds) and the schedule.
+	Rate float64
+	// NoiseSum simulates randomizer gaussian with one summed noise vector
+	// N(0, m C^2 Sigma^2 I_d) per round instead of m per-client vectors
+	// (--noise-sum; SIMULATION ONLY, see noisesum.go for the proof of
+	// equivalence and what it does not simulate).
+	NoiseSum bool
 	// Delta is the delta at which epsilon is reported (--delta).
 	Delta float64
 	// Epochs is the number of passes, an epoch being n/k rounds
@@ -155,13 +177,17 @@ func (c *Config) Validate() error {
 	if c.Clients < 1 {
 		return fmt.Errorf("clients must be >= 1, got %d", c.Clients)
 	}
+	if err := c.validateParticipation(); err != nil { // gaussian.go; sets Sample from Rate
+		return err
+	}
 	if c.Sample < 1 || c.Sample > c.Clients {
 		return fmt.Errorf("sample must be in [1, clients=%d], got %d", c.Clients, c.Sample)
 	}
 	switch c.Randomizer {
-	case RandomizerNone, RandomizerRInf, RandomizerR1, RandomizerR2, RandomizerPrivUnit, RandomizerDJW:
+	case RandomizerNone, RandomizerRInf, RandomizerR1, RandomizerR2, RandomizerPrivUnit, RandomizerDJW,
+		RandomizerGaussian, RandomizerCentralGaussian:
 	default:
-		return fmt.Errorf("randomizer must be one of none, rinf, r1, r2, privunit, djw, got %q", c.Randomizer)
+		return fmt.Errorf("randomizer must be one of none, rinf, r1, r2, privunit, djw, gaussian, central-gaussian, got %q", c.Randomizer)
 	}
 	if c.ClipNorm == "" {
 		c.ClipNorm = DefaultClipNorm(c.Randomizer)
@@ -184,8 +210,11 @@ func (c *Config) Validate() error {
 	if !(c.Clip > 0) || math.IsInf(c.Clip, 0) {
 		return fmt.Errorf("clip must be positive and finite, got %g", c.Clip)
 	}
-	if c.Randomizer != RandomizerNone && (!(c.Eps0 > 0) || math.IsInf(c.Eps0, 0)) {
+	if c.Randomizer != RandomizerNone && !c.gaussian() && (!(c.Eps0 > 0) || math.IsInf(c.Eps0, 0)) {
 		return fmt.Errorf("eps0 must be positive and finite, got %g", c.Eps0)
+	}
+	if err := c.validateGaussian(); err != nil { // gaussian.go
+		return err
 	}
 	if !(c.Delta > 0 && c.Delta < 1) {
 		return fmt.Errorf("delta must be in (0,1), got %g", c.Delta)

@@ -17,7 +17,22 @@ var ErrBudgetExhausted = ledger.ErrBudgetExhausted
 // reports: the subsampled shuffle mechanism (NeurIPS'21 eq. (3)) with the
 // run's n clients, k = reports sampled without replacement, and its eps0.
 // In simulation every released batch has exactly k = Sample reports.
+//
+// The Gaussian runs: randomizer gaussian with k of n sampled is the
+// subsampled shuffle Gaussian mechanism (n, k = reports, sigma; ICLR'23
+// submission Thm 2), with check-in the shuffled check-in Gaussian
+// mechanism (n, rate, sigma; eq. (11)), whatever the realized batch size
+// (the curve covers its distribution); central-gaussian is the
+// Poisson-sampled Gaussian mechanism (rate, sigma; MTZ19), n recorded.
 func (c *Config) roundEvent(reports int) event.Event {
+	switch {
+	case c.Randomizer == RandomizerCentralGaussian:
+		return event.Event{Mechanism: event.SampledGaussian, N: int64(c.Clients), Rate: c.Rate, Sigma: c.Sigma}
+	case c.Randomizer == RandomizerGaussian && c.Participation == ParticipationCheckIn:
+		return event.Event{Mechanism: event.CheckinGaussian, N: int64(c.Clients), Rate: c.Rate, Sigma: c.Sigma}
+	case c.Randomizer == RandomizerGaussian:
+		return event.Event{Mechanism: event.SubsampledShuffleGaussian, N: int64(c.Clients), K: int64(reports), Sigma: c.Sigma}
+	}
 	return event.Event{Mechanism: event.SubsampledShuffle, N: int64(c.Clients), K: int64(reports), Eps0: c.Eps0}
 }
 

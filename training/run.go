@@ -85,6 +85,16 @@ type Record struct {
 	Clients    int     `json:"clients"`
 	Sample     int     `json:"sample"`
 	Seed       uint64  `json:"seed"`
+	// Gaussian runs (gaussian.go): the noise multiplier, check-in or
+	// Poisson participation with its rate, the summed-noise simulation,
+	// and the mean batch size over the rounds since the previous
+	// evaluation (with a rate the batch size is random; Sample is then its
+	// expected value). Absent for the eps0-LDP randomizers.
+	Sigma         float64  `json:"sigma,omitempty"`
+	Participation string   `json:"participation,omitempty"`
+	Rate          float64  `json:"rate,omitempty"`
+	NoiseSum      bool     `json:"noise_sum,omitempty"`
+	MeanBatch     *float64 `json:"mean_batch,omitempty"`
 }
 
 // StopReason says why Run returned.
@@ -159,6 +169,7 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 		if t.cfg.Randomizer == RandomizerNone {
 			rec.Eps0 = 0
 		}
+		t.gaussianFields(&rec) // gaussian.go
 		if lossRounds > 0 {
 			rec.TrainLoss = finiteOrNil(lossSum / float64(lossRounds))
 		}
@@ -171,17 +182,22 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 				return err
 			}
 			rec.Epsilon, rec.RDPOrder = &g.Epsilon, finiteOrNil(g.Order) // no order before round 1
-			rec.OrderAtGridEdge, rec.Bound = g.AtGridEdge, t.best.Name()
-			if g.Order > 1 {
-				_, rec.BoundWinner, _ = t.best.RDPWinner(g.Order)
-			}
 			lr := t.ledger.Rounds()
 			rec.LedgerRounds = &lr
-			paper, err := event.Epsilon(t.ledger.Events(), accounting.BoundNeurIPS21Upper, t.cfg.Delta, nil)
-			if err != nil {
-				return fmt.Errorf("epsilon_neurips21: %w", err)
+			if t.best == nil { // the Gaussian mechanisms (gaussian.go)
+				rec.OrderAtGridEdge = g.AtGridEdge
+				rec.Bound, rec.BoundWinner = t.gaussianBound(g.Order)
+			} else {
+				rec.OrderAtGridEdge, rec.Bound = g.AtGridEdge, t.best.Name()
+				if g.Order > 1 {
+					_, rec.BoundWinner, _ = t.best.RDPWinner(g.Order)
+				}
+				paper, err := event.Epsilon(t.ledger.Events(), accounting.BoundNeurIPS21Upper, t.cfg.Delta, nil)
+				if err != nil {
+					return fmt.Errorf("epsilon_neurips21: %w", err)
+				}
+				rec.EpsilonNeurIPS21 = &paper.Epsilon
 			}
-			rec.EpsilonNeurIPS21 = &paper.Epsilon
 		}
 		lossSum, lossRounds, trainTime, updatesAtEval = 0, 0, 0, t.updates
 		evaluated = true

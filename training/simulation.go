@@ -46,7 +46,9 @@ func newSimRandomness(cfg Config) (*simRandomness, error) {
 
 // Round implements shuffler.Randomness.
 func (s *simRandomness) Round(sample []int) (randomizer.Source, error) {
-	s.sampler.Sample(s.rng, sample)
+	if len(sample) > 0 { // empty under check-in: the clients decide
+		s.sampler.Sample(s.rng, sample)
+	}
 	s.roundKey = s.rng.Uint64()
 	s.perm.reset(s.seed, s.roundKey, shuffleSlot)
 	return &s.perm, nil

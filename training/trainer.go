@@ -79,8 +79,9 @@ type Trainer struct {
 	shards  [][]float64 // non-private baseline: per-shard partial sums
 	sum     []float64
 
-	updates    int64     // client updates processed by this process (for throughput)
-	avgScratch []float64 // EvaluateAveraged: the average and the saved parameters
+	updates    int64         // client updates processed by this process (for throughput)
+	gauss      gaussianState // the Gaussian runs' scratch (gaussian.go)
+	avgScratch []float64     // EvaluateAveraged: the average and the saved parameters
 }
 
 // RoundStats describes one completed round.
@@ -194,7 +195,8 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 	if t.run.Run == "" {
 		t.run.Run = DefaultRunID
 	}
-	if cfg.Randomizer != RandomizerNone {
+	t.run = cfg.gaussianRun(t.run) // gaussian.go
+	if t.run.Randomizer != RandomizerNone {
 		r, err := protocol.NewRandomizer(t.run)
 		if err != nil {
 			return nil, err
@@ -210,8 +212,10 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 		} else if t.ledger.Run() != t.run.Run {
 			return nil, fmt.Errorf("ledger of run %q given to run %q", t.ledger.Run(), t.run.Run)
 		}
-		if t.best, err = accounting.Best(int64(cfg.Clients), int64(cfg.Sample), cfg.Eps0); err != nil {
-			return nil, fmt.Errorf("privacy accounting: %w", err)
+		if !cfg.gaussian() { // the Gaussian runs' records name their event's bounds (gaussian.go)
+			if t.best, err = accounting.Best(int64(cfg.Clients), int64(cfg.Sample), cfg.Eps0); err != nil {
+				return nil, fmt.Errorf("privacy accounting: %w", err)
+			}
 		}
 	}
 	if t.sim, err = newSimRandomness(cfg); err != nil {
@@ -224,8 +228,9 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 			opener = o.opener
 		}
 	}
+	t.gauss.noise = &roundNoise{}
 	t.server, err = server.New(server.Config{Run: t.run, LR: cfg.Schedule(), ProjectRadius: cfg.ProjectRadius,
-		Optimizer: cfg.Optimizer, EMA: cfg.EMA, Opener: opener, Receipts: o.receipts}, m)
+		Optimizer: cfg.Optimizer, EMA: cfg.EMA, Opener: opener, Receipts: o.receipts, Noise: t.gauss.noise}, m)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +241,7 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 		// The clients share the server's model object: the round's
 		// published parameters are the server's own vector, which no
 		// client writes and the server changes only between rounds.
-		c, err := client.New(t.run, m, t.sealer)
+		c, err := client.New(t.clientRun(), m, t.sealer)
 		if err != nil {
 			return nil, err
 		}
@@ -248,7 +253,7 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 	}
 	t.nShards = min(maxShards, cfg.Sample)
 	t.errs = make([]error, t.nShards)
-	if cfg.Randomizer == RandomizerNone { // dense non-private path: per-shard partial sums
+	if cfg.Randomizer == RandomizerNone || cfg.dense() { // dense paths: per-shard partial sums
 		t.sampled = make([]int, cfg.Sample)
 		t.shards = make([][]float64, t.nShards)
 		for i := range t.shards {
@@ -261,7 +266,7 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 // newShuffler (re)creates the shuffler role, its round ids continuing
 // after lastRound.
 func (t *Trainer) newShuffler(lastRound int64) error {
-	if t.cfg.Randomizer == RandomizerNone || t.remote != nil {
+	if t.cfg.Randomizer == RandomizerNone || t.remote != nil || t.cfg.dense() {
 		return nil
 	}
 	var budget shuffler.Budget = &shuffler.LedgerBudget{
@@ -315,6 +320,10 @@ func (t *Trainer) StepContext(ctx context.Context) (RoundStats, error) {
 	switch {
 	case t.remote != nil:
 		st, loss, err = t.remoteRound(ctx)
+	case t.cfg.dense(): // gaussian.go
+		st, loss, err = t.noisyRound(ctx)
+	case t.cfg.checkIn():
+		st, loss, err = t.checkInRound(ctx)
 	case t.shuf == nil:
 		st, loss, err = t.denseRound()
 	default:
@@ -323,8 +332,10 @@ func (t *Trainer) StepContext(ctx context.Context) (RoundStats, error) {
 	if err != nil {
 		return RoundStats{}, err
 	}
-	t.updates += int64(t.cfg.Sample)
-	return RoundStats{Round: int(st.Step), Epoch: st.Epoch, LR: st.LR, Loss: loss / float64(t.cfg.Sample), Duration: time.Since(start)}, nil
+	t.updates += int64(st.Reports)
+	t.gauss.reports += int64(st.Reports)
+	t.gauss.rounds++
+	return RoundStats{Round: int(st.Step), Epoch: st.Epoch, LR: st.LR, Loss: loss / float64(max(st.Reports, 1)), Duration: time.Since(start)}, nil
 }
 
 func (t *Trainer) example(i int) client.Example {

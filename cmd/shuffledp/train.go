@@ -48,6 +48,7 @@ type trainFlags struct {
 	momentum, adamEps    float64
 	ema, lrWarmup        float64
 	lrDecay, preset      string
+	gauss                trainGaussianFlags // train_gaussian.go
 }
 
 // trainPostHelp describes the server's post-processing flags in train --help.
@@ -93,7 +94,7 @@ exceed it. Every random choice is seeded by --seed (simulation only;
 --crypto-noise draws the client noise from crypto/rand).
 
 The defaults are the setting of NeurIPS'21 Fig. 3 (arXiv Fig. 5(a)) on the CNN of
-Table 1.` + trainPostHelp + `
+Table 1.` + trainPostHelp + trainGaussianHelp + `
 
 Presets (--preset NAME; a flag given on the command line wins over the preset's
 value, every other flag keeps its default):
@@ -118,6 +119,7 @@ value, every other flag keeps its default):
 // addTrainFlags registers the train flags on fl; train, up and server share
 // them.
 func addTrainFlags(fl *pflag.FlagSet, f *trainFlags) {
+	addTrainGaussianFlags(fl, &f.gauss)
 	fl.StringVar(&f.dataset, "dataset", "mnist", "dataset: mnist (IDX files in --data-dir), or synthetic (random data of MNIST shape, for throughput measurements)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "`DIR` holding the dataset (for mnist, fill it with: shuffledp data fetch mnist --dir DIR)")
 	fl.StringVar(&f.model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1: ReLU, 32 filters in conv2), cnn-tanh (the authors' network: tanh, 16 filters, d = 13,706), mlp or logreg")
@@ -218,7 +220,8 @@ var trainMayDiffer = []string{"workers", "no-progress", "eval-every", "epochs", 
 // run started by an earlier build (which has none of them) resumes under
 // the defaults, which reproduce it bit for bit.
 var trainLaterFlags = map[string]bool{"optimizer": true, "momentum": true, "adam-betas": true, "adam-eps": true,
-	"ema": true, "lr-warmup": true, "lr-decay": true}
+	"ema": true, "lr-warmup": true, "lr-decay": true,
+	"sigma": true, "client-sigma": true, "participation": true, "rate": true, "noise-sum": true}
 
 // trainRunFlags returns every flag of the train command (set or default)
 // as name → value, the run's identity in its state directory. --preset is
@@ -299,6 +302,9 @@ func trainConfig(cmd *cobra.Command, f *trainFlags) (training.Config, error) {
 	}
 	if f.validation > 0 {
 		cfg.EvalSet = "validation"
+	}
+	if err := applyTrainGaussian(cmd.Flags(), &f.gauss, &cfg); err != nil {
+		return training.Config{}, err
 	}
 	if err := cfg.Validate(); err != nil { // before loading 400 MB of data
 		return training.Config{}, err
