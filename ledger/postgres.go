@@ -100,7 +100,9 @@ func OpenPostgres(ctx context.Context, connURL string, opts PostgresOptions) (*P
 	if !IsPostgresURL(connURL) {
 		return nil, fmt.Errorf("ledger %s: not a postgres:// or postgresql:// URL", name)
 	}
-	cfg, err := pgxpool.ParseConfig(connURL)
+	// pgx reads only a lower-case scheme as a URL.
+	scheme, rest, _ := strings.Cut(connURL, "://")
+	cfg, err := pgxpool.ParseConfig(strings.ToLower(scheme) + "://" + rest)
 	if err != nil {
 		return nil, fmt.Errorf("ledger %s: %v", name, redactErr(err, connURL))
 	}
@@ -202,6 +204,9 @@ func (s *PostgresStore) version(ctx context.Context, q pgQuerier) (int, error) {
 	var app, version string
 	if err := q.QueryRow(ctx, `SELECT value FROM meta WHERE key = 'application'`).Scan(&app); err != nil {
 		return 0, fmt.Errorf("not a shuffledp ledger (no application in the meta table): %w", err)
+	}
+	if app != application {
+		return 0, fmt.Errorf("not a shuffledp ledger (application %q)", app)
 	}
 	if err := q.QueryRow(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version); err != nil {
 		return 0, fmt.Errorf("reading schema version: %w", err)

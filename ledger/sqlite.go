@@ -302,6 +302,9 @@ func readVersion(ctx context.Context, q querier) (int, error) {
 	if err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'application'`).Scan(&app); err != nil {
 		return 0, fmt.Errorf("not a shuffledp ledger (no meta table): %w", err)
 	}
+	if app != application {
+		return 0, fmt.Errorf("not a shuffledp ledger (application %q)", app)
+	}
 	if err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version); err != nil {
 		return 0, fmt.Errorf("reading schema version: %w", err)
 	}
