@@ -14,7 +14,7 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 		{"clients", func(c *Config) { c.Clients = 0 }},
 		{"sample", func(c *Config) { c.Sample = 0 }},
 		{"sample", func(c *Config) { c.Sample = c.Clients + 1 }},
-		{"randomizer", func(c *Config) { c.Randomizer = "gaussian" }},
+		{"randomizer", func(c *Config) { c.Randomizer = "laplace" }},
 		{"clip-norm", func(c *Config) { c.ClipNorm = "l3" }},
 		{"clip-norm", func(c *Config) { c.Randomizer, c.ClipNorm = RandomizerR1, NormL2 }},
 		{"clip-norm", func(c *Config) { c.Randomizer, c.ClipNorm = RandomizerR2, NormLInf }},

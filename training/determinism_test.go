@@ -53,7 +53,7 @@ func determinismConfigs(t *testing.T) []Config {
 		}
 		cfgs = append(cfgs, c)
 	}
-	return cfgs
+	return append(cfgs, gaussianConfigs(t)...) // gaussian_test.go
 }
 
 // TestDeterministicAcrossWorkers: the same seed gives bitwise-identical
