@@ -239,7 +239,9 @@ func TestGaussianConfigNamesTheFlag(t *testing.T) {
 		{"noise-sum", func(c *Config) { c.Randomizer, c.Eps0, c.NoiseSum = RandomizerRInf, 1, true }},
 		{"noise-sum", func(c *Config) { gauss(c); c.Randomizer, c.NoiseSum = RandomizerCentralGaussian, true }},
 		{"participation", func(c *Config) { gauss(c); c.Participation = "poisson" }},
-		{"participation", func(c *Config) { c.Randomizer, c.Eps0, c.Participation, c.Rate = RandomizerRInf, 1, ParticipationCheckIn, 0.5 }},
+		{"participation", func(c *Config) {
+			c.Randomizer, c.Eps0, c.Participation, c.Rate = RandomizerRInf, 1, ParticipationCheckIn, 0.5
+		}},
 		{"rate", func(c *Config) { gauss(c); c.Participation, c.Rate = ParticipationCheckIn, 0 }},
 		{"rate", func(c *Config) { gauss(c); c.Participation, c.Rate = ParticipationCheckIn, 1.5 }},
 		{"rate", func(c *Config) { gauss(c); c.Participation, c.Rate = ParticipationCheckIn, 0.01 }}, // (0.99)^600: empty rounds too likely
