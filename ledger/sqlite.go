@@ -350,6 +350,9 @@ func (s *SQLiteStore) tx1(ctx context.Context, f func(*sql.Tx) error) (err error
 // Path returns the database file's absolute path.
 func (s *SQLiteStore) Path() string { return s.path }
 
+// String returns the database file's absolute path.
+func (s *SQLiteStore) String() string { return s.path }
+
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func parseTime(s string) (time.Time, error) {

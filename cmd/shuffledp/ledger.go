@@ -22,40 +22,68 @@ func init() {
 func newLedgerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ledger",
-		Short: "Inspect the durable privacy ledger of a run's state directory",
-		Long: `ledger reads DIR/` + ledger.FileName + `, the privacy ledger in a run's state directory: one
-entry per released round (the round's privacy event, the number of reports and
-the SHA-256 of the shuffled batch), committed before the batch left the
-shuffler.`,
+		Short: "Inspect the durable privacy ledger of a run (state directory or PostgreSQL)",
+		Long: `ledger reads a privacy ledger: one entry per released round (the round's
+privacy event, the number of reports and the SHA-256 of the shuffled batch),
+committed before the batch left the shuffler. --state DIR reads DIR/` + ledger.FileName + `,
+the SQLite ledger in a run's state directory; --ledger names a ledger directly:
+a postgres://user:password@host:port/database URL (the shuffler's --ledger), or
+the path of an SQLite ledger file. Give exactly one of them. The ledger is
+opened read-only.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newLedgerShowCmd(), newLedgerCheckCmd())
 	return cmd
 }
 
-// openLedgerStore opens DIR/ledger.db for reading.
-func openLedgerStore(cmd *cobra.Command, dir string) (*ledger.SQLiteStore, error) {
-	if dir == "" {
-		return nil, errors.New("--state is required: the run's state directory")
+// ledgerSource is where `ledger show|check` read: --state DIR or --ledger
+// URL|FILE, exactly one.
+type ledgerSource struct{ dir, target string }
+
+func (src *ledgerSource) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&src.dir, "state", "", "the run's state directory (holding "+ledger.FileName+")")
+	f.StringVar(&src.target, "ledger", "", "the ledger itself: a postgres:// URL, or an SQLite ledger file")
+}
+
+// open opens the ledger for reading, and returns it with a name for
+// messages (a PostgreSQL URL without its password).
+func (src *ledgerSource) open(cmd *cobra.Command) (ledger.Backend, string, error) {
+	switch {
+	case src.dir != "" && src.target != "":
+		return nil, "", errors.New("--state and --ledger are exclusive: give the run's state directory or the ledger, not both")
+	case src.dir == "" && src.target == "":
+		return nil, "", errors.New("--state or --ledger is required: the run's state directory, or the ledger (a postgres:// URL or an SQLite file)")
+	case src.target != "":
+		s, err := ledger.OpenStore(cmd.Context(), src.target, ledger.StoreOptions{ReadOnly: true})
+		if err != nil {
+			return nil, "", fmt.Errorf("--ledger: %w", err)
+		}
+		return s, fmt.Sprint(s), nil
 	}
-	path := filepath.Join(dir, ledger.FileName)
+	path := filepath.Join(src.dir, ledger.FileName)
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("--state %s: no ledger (%s does not exist)", dir, path)
+			return nil, "", fmt.Errorf("--state %s: no ledger (%s does not exist)", src.dir, path)
 		}
-		return nil, fmt.Errorf("--state: %w", err)
+		return nil, "", fmt.Errorf("--state: %w", err)
 	}
-	return ledger.OpenSQLite(cmd.Context(), path, ledger.SQLiteOptions{ReadOnly: true})
+	s, err := ledger.OpenSQLite(cmd.Context(), path, ledger.SQLiteOptions{ReadOnly: true})
+	if err != nil {
+		return nil, "", err
+	}
+	return s, path, nil
 }
 
 func newLedgerShowCmd() *cobra.Command {
 	var (
-		dir, run         string
+		src              ledgerSource
+		run              string
 		delta            float64
 		asJSON, withRows bool
 	)
 	cmd := &cobra.Command{
-		Use:   "show --state DIR",
+		Use:   "show --state DIR | --ledger URL",
 		Short: "Print a run's rounds, (epsilon, delta) and privacy events",
 		Long: `show composes the privacy events of every round in the ledger and converts the
 total to (epsilon, delta), exactly as ` + "`shuffledp account`" + ` does for the same
@@ -66,7 +94,7 @@ order grid). --delta converts at another delta; the default is the run's.`,
 			if cmd.Flags().Changed("delta") && !(delta > 0 && delta < 1) {
 				return fmt.Errorf("--delta must be in (0,1), got %g", delta)
 			}
-			store, err := openLedgerStore(cmd, dir)
+			store, _, err := src.open(cmd)
 			if err != nil {
 				return err
 			}
@@ -92,8 +120,8 @@ order grid). --delta converts at another delta; the default is the run's.`,
 			return nil
 		},
 	}
+	src.addFlags(cmd)
 	f := cmd.Flags()
-	f.StringVar(&dir, "state", "", "the run's state directory (holding "+ledger.FileName+")")
 	f.StringVar(&run, "run", "", "run id (default: the ledger's only run)")
 	f.Var(fractionFlag{&delta}, "delta", "delta in (0,1) to convert at (default: the run's); a quotient such as 1/60000 is accepted")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
@@ -176,13 +204,17 @@ func writeLedgerSummary(w io.Writer, s ledger.Summary) {
 }
 
 func newLedgerCheckCmd() *cobra.Command {
-	var dir string
+	var src ledgerSource
 	cmd := &cobra.Command{
-		Use:   "check --state DIR",
-		Short: "Verify the ledger's integrity (SQLite integrity check, every entry decodes, counts agree)",
-		Args:  cobra.NoArgs,
+		Use:   "check --state DIR | --ledger URL",
+		Short: "Verify the ledger's integrity (the database's own checks, every entry decodes, counts agree)",
+		Long: `check verifies the ledger: for SQLite its integrity and foreign-key checks, for
+PostgreSQL that the keys which make every debit unique are in place; for both
+the schema version, that every entry decodes to a valid entry and that every
+run's entry count matches its entries.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := openLedgerStore(cmd, dir)
+			store, name, err := src.open(cmd)
 			if err != nil {
 				return err
 			}
@@ -202,10 +234,10 @@ func newLedgerCheckCmd() *cobra.Command {
 				}
 				entries += info.Entries
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s, %d runs, %d entries\n", store.Path(), len(runs), entries)
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s, %d runs, %d entries\n", name, len(runs), entries)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "state", "", "the run's state directory (holding "+ledger.FileName+")")
+	src.addFlags(cmd)
 	return cmd
 }

@@ -4,12 +4,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/pgtest"
 	"github.com/shuffledp/shuffledp/ledger"
 )
 
@@ -135,7 +139,11 @@ func TestLedgerErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"show"}, "--state is required"},
+		{[]string{"show"}, "--state or --ledger is required"},
+		{[]string{"check"}, "--state or --ledger is required"},
+		{[]string{"show", "--state", two, "--ledger", filepath.Join(two, ledger.FileName)}, "--state and --ledger are exclusive"},
+		{[]string{"show", "--ledger", empty}, "is a directory"},
+		{[]string{"show", "--ledger", filepath.Join(empty, "none.db")}, "--ledger"},
 		{[]string{"show", "--state", empty}, "no ledger"},
 		{[]string{"show", "--state", two}, "choose one with --run"},
 		{[]string{"show", "--state", two, "--run", "c"}, "unknown run"},
@@ -154,5 +162,79 @@ func TestLedgerErrors(t *testing.T) {
 	out, err = runCmd(t, newLedgerCmd, "show", "--state", two, "--run", "b")
 	if err != nil || !strings.Contains(out, "nothing spent") {
 		t.Errorf("show of an empty run: %v\n%s", err, out)
+	}
+}
+
+// `ledger show|check --ledger URL` read a PostgreSQL ledger (a real
+// server, started for this test) exactly as --state reads the SQLite one:
+// the same debits give the same summary; the URL's password is never
+// printed.
+func TestLedgerPostgres(t *testing.T) {
+	srv, err := pgtest.Start(pgtest.Options{})
+	if errors.Is(err, pgtest.ErrNotInstalled) && !pgtest.Required() {
+		t.Skipf("PostgreSQL is not installed (%v); set %s=1 to make that a failure", err, pgtest.RequireEnv)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	ctx := context.Background()
+	db, err := srv.CreateDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := strings.Replace(srv.URL(db), "postgres@", "postgres:s3cret-pw@", 1)
+	ev := event.Event{Mechanism: "subsampled-shuffle", N: 60000, K: 1000, Eps0: 2}
+	dir := writeLedger(t, "run-a", ev, 25, 1e-5)
+	store, err := ledger.OpenStore(ctx, url, ledger.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(ctx, store, "run-a", ledger.Options{Delta: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range int64(25) {
+		if err := l.Debit(ctx, r, ev, 1000, sha256.Sum256(fmt.Appendf(nil, "%d", r))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store.Close()
+
+	show := func(args ...string) ledger.Summary {
+		t.Helper()
+		out, err := runCmd(t, newLedgerCmd, append([]string{"show", "--json", "--entries"}, args...)...)
+		if err != nil {
+			t.Fatalf("ledger show %v: %v\n%s", args, err, out)
+		}
+		if strings.Contains(out, "s3cret") {
+			t.Errorf("ledger show printed the password:\n%s", out)
+		}
+		var s ledger.Summary
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		for i := range s.Entries {
+			s.Entries[i].Time = time.Time{} // when each was debited
+		}
+		return s
+	}
+	pg, lite, file := show("--ledger", url), show("--state", dir), show("--ledger", filepath.Join(dir, ledger.FileName))
+	if !reflect.DeepEqual(pg, lite) || !reflect.DeepEqual(file, lite) {
+		t.Errorf("--ledger URL shows %+v\n--state DIR shows %+v\n--ledger FILE shows %+v", pg, lite, file)
+	}
+	if pg.Rounds != 25 {
+		t.Errorf("%d rounds, want 25", pg.Rounds)
+	}
+	out, err := runCmd(t, newLedgerCmd, "check", "--ledger", url)
+	if err != nil || !strings.Contains(out, "ok: postgres://postgres:xxxxx@127.0.0.1") || !strings.Contains(out, "1 runs, 25 entries") || strings.Contains(out, "s3cret") {
+		t.Errorf("check --ledger URL: %v\n%s", err, out)
+	}
+	empty, err := srv.CreateDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCmd(t, newLedgerCmd, "show", "--ledger", srv.URL(empty)); err == nil || !strings.Contains(err.Error(), "not a shuffledp ledger") {
+		t.Errorf("show of an empty database: %v\n%s", err, out)
 	}
 }
