@@ -140,6 +140,7 @@ type CNN struct {
 	// derived shapes
 	o1h, o1w, pad1t, pad1l int // conv1 output and top/left padding
 	p1h, p1w               int // pool1 output
+	p1hUsed, p1wUsed       int // rows and columns of pool1's output that conv2 reads
 	o2h, o2w               int // conv2 output
 	p2h, p2w               int // pool2 output
 	flat                   int // p2h*p2w*Filters2
@@ -183,6 +184,7 @@ func NewCNNWithConfig(cfg CNNConfig) (*CNN, error) {
 	m.o1w, m.pad1l = samePadding(cfg.Width, cnnKernel1, cnnStride1)
 	m.p1h, m.p1w = m.o1h-cnnPool+1, m.o1w-cnnPool+1
 	m.o2h, m.o2w = (m.p1h-cnnKernel2)/cnnStride2+1, (m.p1w-cnnKernel2)/cnnStride2+1
+	m.p1hUsed, m.p1wUsed = (m.o2h-1)*cnnStride2+cnnKernel2, (m.o2w-1)*cnnStride2+cnnKernel2
 	m.p2h, m.p2w = m.o2h-cnnPool+1, m.o2w-cnnPool+1
 	m.flat = m.p2h * m.p2w * cfg.Filters2
 	f1, f2, hd, k := cfg.Filters1, cfg.Filters2, cfg.Hidden, cfg.Classes
@@ -267,9 +269,10 @@ type cnnWorker struct {
 	nzIdx        []int32   // non-zero input pixels
 	nzVal        []float64 // and their values
 	a1, p1       []float64
-	arg1         []int32
+	arg1         []int64
 	a2, p2       []float64
-	arg2         []int32
+	arg2         []int64
+	bad          []uint8 // tanhSlice's scratch
 	h, logits    []float64
 	dA1, dP1     []float64
 	dA2, dP2, dh []float64
@@ -329,10 +332,11 @@ func (m *CNN) NewWorker() Worker {
 		nzVal:    make([]float64, 0, c.Height*c.Width),
 		a1:       make([]float64, npos1*c.Filters1),
 		p1:       make([]float64, m.p1h*m.p1w*c.Filters1),
-		arg1:     make([]int32, m.p1h*m.p1w*c.Filters1),
+		arg1:     make([]int64, m.p1h*m.p1w*c.Filters1),
 		a2:       make([]float64, npos2*c.Filters2),
 		p2:       make([]float64, m.flat),
-		arg2:     make([]int32, m.flat),
+		arg2:     make([]int64, m.flat),
+		bad:      make([]uint8, max(m.p1w*c.Filters1, m.flat, c.Hidden)/4+1),
 		h:        make([]float64, c.Hidden),
 		logits:   make([]float64, c.Classes),
 		dA1:      make([]float64, npos1*c.Filters1),
@@ -399,6 +403,9 @@ func (w *cnnWorker) forward(x []float64) {
 	b1 := p[m.b1:m.w2]
 	w1 := p[m.w1:m.b1]
 	for pos, cnt := range w.posCnt {
+		if pos/m.o1w > m.p1hUsed || pos%m.o1w > m.p1wUsed {
+			continue // pool1 reads conv1 rows and columns 0..p1hUsed, 0..p1wUsed only
+		}
 		out := w.a1[pos*f1 : (pos+1)*f1]
 		copy(out, b1)
 		l := padRefs(w.posL[pos*ps1 : pos*ps1+cnt : (pos+1)*ps1])
@@ -412,16 +419,16 @@ func (w *cnnWorker) forward(x []float64) {
 	}
 	tanh := c.Activation == Tanh
 	if tanh {
-		maxPoolTanh(w.a1, w.p1, w.arg1, m.o1h, m.o1w, f1)
+		maxPoolTanh(w.a1, w.p1, w.arg1, m.o1h, m.o1w, f1, m.p1hUsed, m.p1wUsed, w.bad)
 		w.conv2Dense()
 	} else {
-		maxPoolReLU(w.a1, w.p1, w.arg1, m.o1h, m.o1w, f1)
+		maxPoolReLU(w.a1, w.p1, w.arg1, m.o1h, m.o1w, f1, m.p1hUsed, m.p1wUsed)
 		w.conv2Sparse()
 	}
 	if tanh {
-		maxPoolTanh(w.a2, w.p2, w.arg2, m.o2h, m.o2w, f2)
+		maxPoolTanh(w.a2, w.p2, w.arg2, m.o2h, m.o2w, f2, m.p2h, m.p2w, w.bad)
 	} else {
-		maxPoolReLU(w.a2, w.p2, w.arg2, m.o2h, m.o2w, f2)
+		maxPoolReLU(w.a2, w.p2, w.arg2, m.o2h, m.o2w, f2, m.p2h, m.p2w)
 	}
 
 	// dense1 + activation (four non-zero inputs per pass), dense2.
@@ -442,9 +449,7 @@ func (w *cnnWorker) forward(x []float64) {
 		axpy(w.h, nv[j], wd1[nk[j]:int(nk[j])+hd])
 	}
 	if tanh {
-		for j, v := range w.h {
-			w.h[j] = math.Tanh(v)
-		}
+		tanhSlice(w.h, w.bad)
 	} else {
 		for j, v := range w.h {
 			w.h[j] = max(v, 0)
@@ -537,10 +542,10 @@ func (m *CNN) conv1Range(idx int) (oy0, oy1, ox0, ox1, ty, tx int) {
 // patterns of the rectified (hence non-negative) values as integers, which
 // orders them like the floats and lets the compiler use conditional moves
 // instead of unpredictable branches.
-func maxPoolReLU(a, out []float64, arg []int32, h, w, ch int) {
+func maxPoolReLU(a, out []float64, arg []int64, h, w, ch, rows, cols int) {
 	ow := w - 1
-	for y := range h - 1 {
-		for x := range ow {
+	for y := range rows {
+		for x := range cols {
 			i00 := (y*w + x) * ch
 			i01 := i00 + ch
 			i10 := i00 + w*ch
@@ -562,7 +567,7 @@ func maxPoolReLU(a, out []float64, arg []int32, h, w, ch int) {
 					best, bi = v, i11+c
 				}
 				dst[c] = math.Float64frombits(best)
-				dArg[c] = int32(bi)
+				dArg[c] = int64(bi)
 			}
 		}
 	}

@@ -12,37 +12,43 @@ import "math"
 // tensor a of h x w x ch as tanh(maxpool(a)) (tanh is increasing, so the two
 // agree, and this evaluates tanh once per output instead of once per
 // input), recording in arg the index into a of each window's maximum (the
-// first on ties). Like maxPoolReLU it compares order-preserving integer
-// keys of the floats (orderKey), so the compiler emits conditional moves
-// instead of unpredictable branches.
-func maxPoolTanh(a, out []float64, arg []int32, h, w, ch int) {
+// first on ties). The maxima are taken in the total order of orderKey
+// (integer keys of the floats, no branches; four lanes at a time with AVX2)
+// and tanh is tanhSlice (math.Tanh bit for bit). Only output rows < rows
+// and columns < cols are computed, the ones the next layer reads; the
+// others are left untouched (zero, as allocated).
+func maxPoolTanh(a, out []float64, arg []int64, h, w, ch, rows, cols int, bad []uint8) {
 	ow := w - 1
-	for y := range h - 1 {
-		for x := range ow {
-			i00 := (y*w + x) * ch
-			i01 := i00 + ch
-			i10 := i00 + w*ch
-			i11 := i10 + ch
-			o := (y*ow + x) * ch
-			dst := out[o : o+ch]
-			dArg := arg[o : o+ch]
-			r00, r01 := a[i00:i00+ch], a[i01:i01+ch]
-			r10, r11 := a[i10:i10+ch], a[i11:i11+ch]
-			for c := range dst {
-				best, bi := orderKey(r00[c]), i00+c
-				if v := orderKey(r01[c]); v > best {
-					best, bi = v, i01+c
-				}
-				if v := orderKey(r10[c]); v > best {
-					best, bi = v, i10+c
-				}
-				if v := orderKey(r11[c]); v > best {
-					best, bi = v, i11+c
-				}
-				dst[c] = math.Tanh(a[bi])
-				dArg[c] = int32(bi)
-			}
+	n := cols * ch
+	for y := range rows {
+		o := y * ow * ch
+		dst := out[o : o+n]
+		maxPoolRow(a, dst, arg[o:o+n], y*w*ch, ch, w*ch)
+		tanhSlice(dst, bad)
+	}
+}
+
+// maxPoolRowGeneric is maxPoolRow in Go: for e < len(out), out[e] is the
+// largest (in orderKey's order, the first on ties) of a[base+e],
+// a[base+e+ch], a[base+e+rowStride], a[base+e+rowStride+ch], and arg[e]
+// its index into a.
+func maxPoolRowGeneric(a, out []float64, arg []int64, base, ch, rowStride int) {
+	for e := range out {
+		i00 := base + e
+		i01, i10 := i00+ch, i00+rowStride
+		i11 := i10 + ch
+		best, bi := orderKey(a[i00]), i00
+		if v := orderKey(a[i01]); v > best {
+			best, bi = v, i01
 		}
+		if v := orderKey(a[i10]); v > best {
+			best, bi = v, i10
+		}
+		if v := orderKey(a[i11]); v > best {
+			best, bi = v, i11
+		}
+		out[e] = a[bi]
+		arg[e] = int64(bi)
 	}
 }
 

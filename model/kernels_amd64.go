@@ -2,7 +2,12 @@
 
 package model
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+	"math/bits"
+
+	"golang.org/x/sys/cpu"
+)
 
 // useAVX2 selects the AVX2+FMA assembly kernels (kernels_amd64.s) when the
 // CPU has them. They are plain Go assembly (no cgo, no C library); build
@@ -17,6 +22,63 @@ func axpyDot4AVX2(gw []float64, w *float64, v *[4]float64, g0, g1, g2, g3 *float
 
 //go:noescape
 func axpyAVX2(dst []float64, a float64, x *float64)
+
+//go:noescape
+func maxPoolRowAVX2(a *float64, out []float64, arg *int64, idx *[4]int64, ch, rowStride int)
+
+// maxPoolRow is maxPoolRowGeneric, four outputs at a time with AVX2.
+func maxPoolRow(a, out []float64, arg []int64, base, ch, rowStride int) {
+	k := 0
+	if useAVX2 {
+		k = len(out) &^ 3
+		if k > 0 {
+			_ = a[base+rowStride+ch+k-1] // bounds of the last window
+			_ = arg[k-1]
+			b := int64(base)
+			maxPoolRowAVX2(&a[base], out[:k], &arg[0], &[4]int64{b, b + 1, b + 2, b + 3}, ch, rowStride)
+		}
+	}
+	maxPoolRowGeneric(a, out[k:], arg[k:], base+k, ch, rowStride)
+}
+
+//go:noescape
+func tanhPolyAVX2(x []float64, bad []uint8, c *[8]float64)
+
+// tanhConsts are the coefficients of math.Tanh's rational approximation on
+// |x| < 0.625 (Go's src/math/tanh.go, from Cephes: tanhP then tanhQ), and
+// the bound 0.625.
+var tanhConsts = [8]float64{
+	-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3,
+	1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3,
+	0.625, 0,
+}
+
+// tanhSlice sets x[i] = math.Tanh(x[i]) for every i, bit for bit. With
+// AVX2 it evaluates math.Tanh's rational branch (0 < |x| < 0.625) four
+// lanes at a time with the same operations in the same order (plain IEEE
+// multiplies, adds and a division, as the Go compiler emits them for
+// math.tanh without FMA fusion; tanhVector is false where GOAMD64=v3 lets
+// the compiler fuse them), and calls math.Tanh for the other lanes. bad is
+// scratch of at least len(x)/4 bytes.
+func tanhSlice(x []float64, bad []uint8) {
+	n := 0
+	if useAVX2 && tanhVector {
+		n = len(x) &^ 3
+		if n > 0 {
+			tanhPolyAVX2(x[:n], bad[:n/4], &tanhConsts)
+			for b, m := range bad[:n/4] {
+				for m != 0 {
+					i := 4*b + bits.TrailingZeros8(m)
+					x[i] = math.Tanh(x[i])
+					m &= m - 1
+				}
+			}
+		}
+	}
+	for i := n; i < len(x); i++ {
+		x[i] = math.Tanh(x[i])
+	}
+}
 
 // axpy computes dst += alpha*x over len(x) elements (dst must be at least
 // as long).

@@ -182,3 +182,140 @@ loop1:
 done:
 	VZEROUPPER
 	RET
+
+// func tanhPolyAVX2(x []float64, bad []uint8, c *[8]float64)
+// For every block of four x[4b:4b+4] (len(x) a multiple of 4), the lanes with
+// 0 < |x| < 0.625 are replaced by math.Tanh's rational approximation
+// x + x*s*P(s)/Q(s), s = x*x, evaluated with the same operations in the same
+// order (so bit for bit the same); the other lanes (zero, |x| >= 0.625, NaN)
+// keep x, and bad[b] gets their lane bits. c = {P0, P1, P2, Q0, Q1, Q2,
+// 0.625, unused}.
+TEXT ·tanhPolyAVX2(SB), NOSPLIT, $0-56
+	MOVQ         x_base+0(FP), DI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         bad_base+24(FP), SI
+	MOVQ         c+48(FP), BX
+	VBROADCASTSD (BX), Y8    // P0
+	VBROADCASTSD 8(BX), Y9   // P1
+	VBROADCASTSD 16(BX), Y10 // P2
+	VBROADCASTSD 24(BX), Y11 // Q0
+	VBROADCASTSD 32(BX), Y12 // Q1
+	VBROADCASTSD 40(BX), Y13 // Q2
+	VBROADCASTSD 48(BX), Y14 // 0.625
+	VXORPD       Y15, Y15, Y15 // 0
+	XORQ         AX, AX
+	XORQ         DX, DX // block index
+
+tloop:
+	CMPQ      AX, CX
+	JGE       tdone
+	VMOVUPD   (DI)(AX*8), Y0 // x
+	VMULPD    Y0, Y0, Y1     // s = x*x
+	VMULPD    Y1, Y8, Y2     // P0*s
+	VADDPD    Y9, Y2, Y2     // + P1
+	VMULPD    Y1, Y2, Y2     // * s
+	VADDPD    Y10, Y2, Y2    // + P2
+	VADDPD    Y11, Y1, Y3    // s + Q0
+	VMULPD    Y1, Y3, Y3     // * s
+	VADDPD    Y12, Y3, Y3    // + Q1
+	VMULPD    Y1, Y3, Y3     // * s
+	VADDPD    Y13, Y3, Y3    // + Q2
+	VMULPD    Y1, Y0, Y4     // x*s
+	VMULPD    Y2, Y4, Y4     // * P
+	VDIVPD    Y3, Y4, Y4     // / Q
+	VADDPD    Y4, Y0, Y4     // x + ...
+	VSUBPD    Y0, Y15, Y5    // -x
+	VMAXPD    Y0, Y5, Y5     // max(-x, x) = |x| (NaN lanes: x)
+	VCMPPD    $0x11, Y14, Y5, Y6 // |x| < 0.625 (ordered: false for NaN)
+	VCMPPD    $0x1e, Y15, Y5, Y7 // |x| > 0 (ordered)
+	VANDPD    Y7, Y6, Y6     // good lanes
+	VBLENDVPD Y6, Y4, Y0, Y0 // good ? poly : x
+	VMOVUPD   Y0, (DI)(AX*8)
+	VMOVMSKPD Y6, R8
+	XORQ      $15, R8
+	MOVB      R8, (SI)(DX*1)
+	ADDQ      $4, AX
+	INCQ      DX
+	JMP       tloop
+
+tdone:
+	VZEROUPPER
+	RET
+
+// func maxPoolRowAVX2(a *float64, out []float64, arg *int64, idx *[4]int64, ch, rowStride int)
+// For e < len(out) (a multiple of 4): out[e] = the maximum of the window
+// a[e+{0, ch, rowStride, rowStride+ch}] in the total order of orderKey
+// (the first on ties, in that order) and arg[e] = idx[0]+e+(its offset)
+// (idx = {b, b+1, b+2, b+3}). Keys: k = bits ^ ((0 > bits) >>> 1),
+// compared as signed 64-bit integers.
+TEXT ·maxPoolRowAVX2(SB), NOSPLIT, $0-64
+	MOVQ         a+0(FP), SI
+	MOVQ         out_base+8(FP), DI
+	MOVQ         out_len+16(FP), CX
+	MOVQ         arg+32(FP), R9
+	MOVQ         idx+40(FP), BX
+	MOVQ         ch+48(FP), R10
+	MOVQ         rowStride+56(FP), R11
+	LEAQ         (SI)(R10*8), R12 // &a[ch]
+	LEAQ         (SI)(R11*8), R13 // &a[rowStride]
+	LEAQ         (R13)(R10*8), DX // &a[rowStride+ch]
+	VPXOR        Y15, Y15, Y15    // 0
+	VMOVDQU      (BX), Y12        // indices of the first four window origins
+	MOVQ         $4, AX
+	MOVQ         AX, X13
+	VPBROADCASTQ X13, Y13         // 4
+	MOVQ         R10, X10
+	VPBROADCASTQ X10, Y10         // ch
+	MOVQ         R11, X11
+	VPBROADCASTQ X11, Y11         // rowStride
+	XORQ         AX, AX
+
+ploop:
+	CMPQ      AX, CX
+	JGE       pdone
+	// window element 00: best key Y4, its index Y5
+	VMOVDQU   (SI)(AX*8), Y0
+	VPCMPGTQ  Y0, Y15, Y1 // 0 > bits
+	VPSRLQ    $1, Y1, Y1
+	VPXOR     Y1, Y0, Y4
+	VMOVDQU   Y12, Y5
+	// 01
+	VMOVDQU   (R12)(AX*8), Y0
+	VPCMPGTQ  Y0, Y15, Y1
+	VPSRLQ    $1, Y1, Y1
+	VPXOR     Y1, Y0, Y0
+	VPADDQ    Y10, Y12, Y6
+	VPCMPGTQ  Y4, Y0, Y1 // key > best
+	VBLENDVPD Y1, Y0, Y4, Y4
+	VBLENDVPD Y1, Y6, Y5, Y5
+	// 10
+	VMOVDQU   (R13)(AX*8), Y0
+	VPCMPGTQ  Y0, Y15, Y1
+	VPSRLQ    $1, Y1, Y1
+	VPXOR     Y1, Y0, Y0
+	VPADDQ    Y11, Y12, Y7
+	VPCMPGTQ  Y4, Y0, Y1
+	VBLENDVPD Y1, Y0, Y4, Y4
+	VBLENDVPD Y1, Y7, Y5, Y5
+	// 11
+	VMOVDQU   (DX)(AX*8), Y0
+	VPCMPGTQ  Y0, Y15, Y1
+	VPSRLQ    $1, Y1, Y1
+	VPXOR     Y1, Y0, Y0
+	VPADDQ    Y10, Y7, Y7
+	VPCMPGTQ  Y4, Y0, Y1
+	VBLENDVPD Y1, Y0, Y4, Y4
+	VBLENDVPD Y1, Y7, Y5, Y5
+	// the value from its key (the map is an involution)
+	VPCMPGTQ  Y4, Y15, Y1
+	VPSRLQ    $1, Y1, Y1
+	VPXOR     Y1, Y4, Y4
+	VMOVDQU   Y4, (DI)(AX*8)
+	VMOVDQU   Y5, (R9)(AX*8)
+	VPADDQ    Y13, Y12, Y12
+	ADDQ      $4, AX
+	JMP       ploop
+
+pdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,93 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestTanhSliceMatchesMathTanh: tanhSlice equals math.Tanh bit for bit on
+// both sides of 0.625, at the special values, on subnormals and on every
+// tail length.
+func TestTanhSliceMatchesMathTanh(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	special := []float64{0, math.Copysign(0, -1), 0.625, -0.625, math.Nextafter(0.625, 0), math.Nextafter(-0.625, 0),
+		math.Nextafter(0.625, 1), 5e-324, -5e-324, 1e-300, 2.2250738585072014e-308, 44.01, -44.02, 1e300,
+		math.Inf(1), math.Inf(-1), math.NaN(), math.Float64frombits(0xfff8000000000001), 1, -1, 0.3, -0.6}
+	for n := 0; n <= 2000; n += 1 + n/8 {
+		x := make([]float64, n)
+		for i := range x {
+			switch rng.IntN(4) {
+			case 0:
+				x[i] = special[rng.IntN(len(special))]
+			case 1:
+				x[i] = 0.625 * (2*rng.Float64() - 1)
+			case 2:
+				x[i] = 3 * rng.NormFloat64()
+			default:
+				x[i] = math.Ldexp(rng.Float64(), -rng.IntN(1074))
+			}
+		}
+		got := append([]float64(nil), x...)
+		tanhSlice(got, make([]uint8, n/4+1))
+		for i, v := range x {
+			want := math.Tanh(v)
+			if math.Float64bits(got[i]) != math.Float64bits(want) && !(math.IsNaN(got[i]) && math.IsNaN(want)) {
+				t.Fatalf("n=%d: tanhSlice(%v) = %v (%#x), math.Tanh %v (%#x)", n, v, got[i], math.Float64bits(got[i]), want, math.Float64bits(want))
+			}
+		}
+	}
+	t.Logf("useAVX2 = %v, tanhVector = %v", useAVX2, tanhVector)
+}
+
+func BenchmarkTanhSlice(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float64, 2704)
+	for i := range x {
+		x[i] = rng.NormFloat64() * 0.5
+	}
+	y := make([]float64, len(x))
+	bad := make([]uint8, len(x)/4+1)
+	b.Run("slice", func(b *testing.B) {
+		for b.Loop() {
+			copy(y, x)
+			tanhSlice(y, bad)
+		}
+	})
+	b.Run("math.Tanh", func(b *testing.B) {
+		for b.Loop() {
+			for i, v := range x {
+				y[i] = math.Tanh(v)
+			}
+		}
+	})
+}
+
+// TestMaxPoolRowMatchesGeneric: the dispatched max-pool row (AVX2 where
+// available) equals the Go loop, values and argmax, on inputs drawn from a
+// small set with ties, both zeros, infinities and NaNs of both signs, for
+// every length and several channel counts.
+func TestMaxPoolRowMatchesGeneric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(63, 64))
+	vals := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, -0.5, 5e-324, -5e-324, math.Inf(1), math.Inf(-1),
+		math.NaN(), math.Float64frombits(0xfff8000000000000), 3.25, -2}
+	for _, ch := range []int{1, 3, 4, 16} {
+		for n := 0; n <= 37; n++ {
+			rowStride := ch*(n/ch+2) + ch
+			a := make([]float64, 2*rowStride+2*ch+n+8)
+			for i := range a {
+				a[i] = vals[rng.IntN(len(vals))]
+			}
+			base := rng.IntN(4)
+			got, want := make([]float64, n), make([]float64, n)
+			gotArg, wantArg := make([]int64, n), make([]int64, n)
+			maxPoolRow(a, got, gotArg, base, ch, rowStride)
+			maxPoolRowGeneric(a, want, wantArg, base, ch, rowStride)
+			for e := range n {
+				if math.Float64bits(got[e]) != math.Float64bits(want[e]) || gotArg[e] != wantArg[e] {
+					t.Fatalf("ch=%d n=%d e=%d: %v at %d, generic %v at %d", ch, n, e, got[e], gotArg[e], want[e], wantArg[e])
+				}
+			}
+		}
+	}
+}
