@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gaussianSmall is a fast Gaussian run on synthetic data: 500 clients,
+// logistic regression, 12 rounds with an evaluation every 4.
+var gaussianSmall = []string{"--dataset", "synthetic", "--model", "logreg", "--clients", "500",
+	"--randomizer", "gaussian", "--sigma", "0.9", "--clip", "0.1", "--lr", "0.5", "--no-progress",
+	"--test-size", "100", "--eval-every", "4"}
+
+// TestTrainGaussianEpsilonIsAccount is the issue's done-when through the
+// CLI: a Gaussian-client run (k of n) and a check-in run report in every
+// metrics row the epsilon that `shuffledp account` prints for the rounds
+// completed, bit for bit; the central baseline likewise with
+// sampled-gaussian and --client-sigma.
+func TestTrainGaussianEpsilonIsAccount(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		train   []string
+		account []string
+	}{
+		{"k-of-n", []string{"--sample", "50", "--epochs", "1.2"},
+			[]string{"--mechanism", "subsampled-shuffle-gaussian", "--n", "500", "--k", "50", "--sigma", "0.9"}},
+		{"checkin", []string{"--participation", "checkin", "--rate", "0.1", "--epochs", "1.2"},
+			[]string{"--mechanism", "checkin-gaussian", "--n", "500", "--rate", "0.1", "--sigma", "0.9"}},
+		{"checkin-noise-sum", []string{"--participation", "checkin", "--rate", "0.1", "--epochs", "1.2", "--noise-sum"},
+			[]string{"--mechanism", "checkin-gaussian", "--n", "500", "--rate", "0.1", "--sigma", "0.9"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			metrics := filepath.Join(t.TempDir(), "m.jsonl")
+			args := append(append(append([]string{}, gaussianSmall...), tc.train...), "--metrics", metrics)
+			if out, err := runTrainCmd(t, args...); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			recs := readRecords(t, metrics)
+			if len(recs) != 4 { // rounds 0, 4, 8, 12
+				t.Fatalf("%d records, want 4", len(recs))
+			}
+			for _, r := range recs {
+				round := int(r["round"].(float64))
+				out, err := runCmd(t, newAccountCmd, append(append([]string{}, tc.account...),
+					"--steps", fmt.Sprint(round), "--delta", "1e-5", "--json")...)
+				if err != nil {
+					t.Fatalf("account: %v\n%s", err, out)
+				}
+				var acc struct{ Epsilon float64 }
+				if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &acc); err != nil {
+					t.Fatalf("account output %q: %v", out, err)
+				}
+				if got, ok := r["epsilon"].(float64); !ok || got != acc.Epsilon {
+					t.Errorf("round %d: metrics epsilon %v, account %.17g", round, r["epsilon"], acc.Epsilon)
+				}
+			}
+		})
+	}
+}
+
+func TestTrainGaussianRejectsBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--sample", "50", "--sigma", "0"}, "sigma"},
+		{[]string{"--sample", "50", "--eps0", "2"}, "eps0"},
+		{[]string{"--participation", "checkin", "--rate", "0"}, "rate"},
+		{[]string{"--participation", "checkin", "--rate", "0.1", "--sample", "50"}, "sample"},
+		{[]string{"--sample", "50", "--participation", "everyone"}, "participation"},
+		{[]string{"--sample", "50", "--client-sigma", "1"}, "client-sigma"},
+		{[]string{"--sample", "50", "--randomizer", "central-gaussian", "--client-sigma", "1", "--sigma", "1"}, "client-sigma"},
+		{[]string{"--randomizer", "central-gaussian", "--sample", "50", "--rate", "0.1"}, "rate"},
+		{[]string{"--sample", "50", "--randomizer", "rinf", "--eps0", "1"}, "sigma"},
+	} {
+		args := append(append([]string{}, gaussianSmall...), tc.args...)
+		_, err := runTrainCmd(t, args...)
+		if err == nil || !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("%v: error %v, want one naming %q", tc.args, err, tc.flag)
+		}
+	}
+	if _, err := runTrainCmd(t, "--randomizer", "gaussian", "--dataset", "synthetic", "--sample", "50", "--no-progress"); err == nil || !strings.Contains(err.Error(), "sigma") {
+		t.Errorf("gaussian without --sigma: %v, want an error naming sigma", err)
+	}
+}
+
+// TestTrainCentralGaussianClientSigma: --client-sigma s sets sigma =
+// sqrt(k) s, recorded in the metrics, and epsilon is account's
+// sampled-gaussian with --k --n --client-sigma.
+func TestTrainCentralGaussianClientSigma(t *testing.T) {
+	metrics := filepath.Join(t.TempDir(), "m.jsonl")
+	args := []string{"--dataset", "synthetic", "--model", "logreg", "--clients", "500", "--sample", "50",
+		"--randomizer", "central-gaussian", "--client-sigma", "0.86", "--clip", "0.1", "--lr", "0.5",
+		"--no-progress", "--test-size", "100", "--epochs", "0.4", "--metrics", metrics}
+	if out, err := runTrainCmd(t, args...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	recs := readRecords(t, metrics)
+	last := recs[len(recs)-1]
+	out, err := runCmd(t, newAccountCmd, "--mechanism", "sampled-gaussian", "--n", "500", "--k", "50",
+		"--client-sigma", "0.86", "--steps", fmt.Sprint(int(last["round"].(float64))), "--delta", "1e-5", "--json")
+	if err != nil {
+		t.Fatalf("account: %v\n%s", err, out)
+	}
+	var acc struct{ Epsilon, Sigma, Rate float64 }
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &acc); err != nil {
+		t.Fatal(err)
+	}
+	if last["epsilon"] != acc.Epsilon || last["sigma"] != acc.Sigma || last["rate"] != acc.Rate || last["participation"] != "poisson" {
+		t.Errorf("metrics epsilon %v sigma %v rate %v participation %v; account epsilon %v sigma %v rate %v",
+			last["epsilon"], last["sigma"], last["rate"], last["participation"], acc.Epsilon, acc.Sigma, acc.Rate)
+	}
+}
