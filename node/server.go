@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -27,6 +28,9 @@ import (
 // KeyFile is the server's HPKE key pair inside its state directory
 // (protocol.ReceiverKey.MarshalBinary, mode 0600).
 const KeyFile = "hpke.key"
+
+// closeGrace bounds Close's wait for calls in flight.
+const closeGrace = 2 * time.Second
 
 // serverKeyID is the id of the key config a fresh server generates.
 const serverKeyID = 1
@@ -253,8 +257,14 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	g := s.grpc
 	s.mu.Unlock()
-	if g != nil {
-		g.Stop()
+	if g != nil { // let the shuffler's pending long poll hear "finished"
+		done := make(chan struct{})
+		go func() { g.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(closeGrace):
+			g.Stop()
+		}
 	}
 	return s.session.Close()
 }
