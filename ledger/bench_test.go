@@ -1,28 +1,16 @@
 package ledger
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 )
 
 // BenchmarkDebit measures one Debit: pricing the event against the run's
 // composition (target set, so the guarantee is computed) and committing it.
-// For SQLite that is one transaction fsynced to the WAL (synchronous=FULL).
+// For SQLite that is one transaction fsynced to the WAL (synchronous=FULL);
+// for PostgreSQL one transaction of four statements over TCP to the test
+// server (fsync off unless SHUFFLEDP_PGTEST_DURABLE=1).
 func BenchmarkDebit(b *testing.B) {
-	for _, bk := range []struct {
-		name string
-		open func(b *testing.B) Store
-	}{
-		{"memory", func(b *testing.B) Store { return NewMemoryStore() }},
-		{"sqlite", func(b *testing.B) Store {
-			s, err := OpenSQLite(context.Background(), filepath.Join(b.TempDir(), FileName), SQLiteOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s
-		}},
-	} {
+	for _, bk := range backends {
 		b.Run(bk.name, func(b *testing.B) {
 			s := bk.open(b)
 			defer s.Close()

@@ -14,9 +14,12 @@
 //
 // The ledger is two layers. A Store keeps entries: SQLiteStore (an embedded
 // database file, pure Go, durable across kill -9 and power loss as far as
-// SQLite's WAL with synchronous=FULL is) and MemoryStore (for tests). The
-// interface is small and its SQL portable so that a PostgreSQL backend can
-// implement it. A Ledger holds one run's budget on top of a Store: it prices
+// SQLite's WAL with synchronous=FULL is), PostgresStore (a PostgreSQL
+// database through pgx, which shufflers on several machines can share) and
+// MemoryStore (for tests); OpenStore opens a postgres:// URL or an SQLite
+// file path. The three also keep the report IDs a shuffler has accepted
+// (ReportIDStore), so that a replayed report is refused across rounds and
+// restarts. A Ledger holds one run's budget on top of a Store: it prices
 // an event by composing RDP curves (Mironov 2017, Prop. 1: RDP composes
 // additively at every order) and converts the total to (epsilon, delta) with
 // the accounting package, exactly as `shuffledp account` does for the same
