@@ -272,7 +272,8 @@ type cnnWorker struct {
 	arg1         []int64
 	a2, p2       []float64
 	arg2         []int64
-	bad          []uint8 // tanhSlice's scratch
+	bad          []uint8  // tanhSlice's scratch
+	refs         []tapRef // dense1's non-zero inputs
 	h, logits    []float64
 	dA1, dP1     []float64
 	dA2, dP2, dh []float64
@@ -337,6 +338,7 @@ func (m *CNN) NewWorker() Worker {
 		p2:       make([]float64, m.flat),
 		arg2:     make([]int64, m.flat),
 		bad:      make([]uint8, max(m.p1w*c.Filters1, m.flat, c.Hidden)/4+1),
+		refs:     make([]tapRef, 0, m.flat),
 		h:        make([]float64, c.Hidden),
 		logits:   make([]float64, c.Classes),
 		dA1:      make([]float64, npos1*c.Filters1),
@@ -409,13 +411,7 @@ func (w *cnnWorker) forward(x []float64) {
 		out := w.a1[pos*f1 : (pos+1)*f1]
 		copy(out, b1)
 		l := padRefs(w.posL[pos*ps1 : pos*ps1+cnt : (pos+1)*ps1])
-		for len(l) >= 4 {
-			axpy4(out, l[0].v, l[1].v, l[2].v, l[3].v, w1[l[0].o:], w1[l[1].o:], w1[l[2].o:], w1[l[3].o:])
-			l = l[4:]
-		}
-		for _, e := range l {
-			axpy(out, e.v, w1[e.o:int(e.o)+f1])
-		}
+		axpy4Refs(out, w1, l) // l has a multiple of four entries
 	}
 	tanh := c.Activation == Tanh
 	if tanh {
@@ -434,19 +430,16 @@ func (w *cnnWorker) forward(x []float64) {
 	// dense1 + activation (four non-zero inputs per pass), dense2.
 	copy(w.h, p[m.bd1:m.wd2])
 	wd1 := p[m.wd1:m.bd1]
-	nv, nk := w.gv[:0], w.gk[:0]
+	refs := w.refs[:0]
 	for i, v := range w.p2 {
 		if v != 0 {
-			nv = append(nv, v)
-			nk = append(nk, int32(i*hd))
-			if len(nv) == 4 {
-				axpy4(w.h, nv[0], nv[1], nv[2], nv[3], wd1[nk[0]:], wd1[nk[1]:], wd1[nk[2]:], wd1[nk[3]:])
-				nv, nk = nv[:0], nk[:0]
-			}
+			refs = append(refs, tapRef{v, int32(i * hd)})
 		}
 	}
-	for j := range nv {
-		axpy(w.h, nv[j], wd1[nk[j]:int(nk[j])+hd])
+	full := len(refs) &^ 3
+	axpy4Refs(w.h, wd1, refs[:full]) // the groups of four, in order
+	for _, e := range refs[full:] {
+		axpy(w.h, e.v, wd1[e.o:int(e.o)+hd])
 	}
 	if tanh {
 		tanhSlice(w.h, w.bad)

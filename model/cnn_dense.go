@@ -83,11 +83,8 @@ func (w *cnnWorker) conv2Dense() {
 				in := w.p1[base : base+rowLen]
 				tap0 := ky * rowLen
 				wr := w2[tap0*f2 : (tap0+rowLen)*f2]
-				j := 0
-				for ; j+4 <= len(in); j += 4 {
-					axpy4(out, in[j], in[j+1], in[j+2], in[j+3],
-						wr[j*f2:], wr[(j+1)*f2:], wr[(j+2)*f2:], wr[(j+3)*f2:])
-				}
+				j := len(in) &^ 3
+				axpy4Rows(out, in[:j], wr, f2) // the groups of four, in order
 				for ; j < len(in); j++ {
 					axpy(out, in[j], wr[j*f2:(j+1)*f2])
 				}

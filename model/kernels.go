@@ -91,3 +91,20 @@ func zeroInt(v []int) {
 		v[i] = 0
 	}
 }
+
+// axpy4RefsGeneric calls axpy4 for every group of four entries of refs (len
+// a multiple of 4), in order: dst += the entries' values times the rows of
+// w at their offsets.
+func axpy4RefsGeneric(dst, w []float64, refs []tapRef) {
+	for l := refs; len(l) >= 4; l = l[4:] {
+		axpy4(dst, l[0].v, l[1].v, l[2].v, l[3].v, w[l[0].o:], w[l[1].o:], w[l[2].o:], w[l[3].o:])
+	}
+}
+
+// axpy4RowsGeneric calls axpy4 for every group of four inputs in (len a
+// multiple of 4), in order, with the rows w[i*stride:].
+func axpy4RowsGeneric(dst, in, w []float64, stride int) {
+	for j := 0; j+4 <= len(in); j += 4 {
+		axpy4(dst, in[j], in[j+1], in[j+2], in[j+3], w[j*stride:], w[(j+1)*stride:], w[(j+2)*stride:], w[(j+3)*stride:])
+	}
+}

@@ -24,6 +24,41 @@ func axpyDot4AVX2(gw []float64, w *float64, v *[4]float64, g0, g1, g2, g3 *float
 func axpyAVX2(dst []float64, a float64, x *float64)
 
 //go:noescape
+func axpy4RefsAVX2(dst *float64, w *float64, refs *tapRef, groups int)
+
+//go:noescape
+func axpy4RowsAVX2(dst *float64, in *float64, groups int, w *float64, stride int)
+
+// axpy4Refs is axpy4Generic's loop over a list of inputs: for every group
+// of four entries of refs, in order, axpy4(dst, their values, the rows of w
+// at their offsets), len(refs) a multiple of 4 and every row at least
+// len(dst) long. With AVX2 and len(dst) a multiple of 16 it keeps each
+// 16-wide stripe of dst in registers for the whole list, adding every group
+// exactly as axpy4 does (the same roundings in the same order).
+func axpy4Refs(dst, w []float64, refs []tapRef) {
+	if !useAVX2 || len(dst)%16 != 0 || len(refs) < 4 {
+		axpy4RefsGeneric(dst, w, refs)
+		return
+	}
+	for s := 0; s < len(dst); s += 16 {
+		axpy4RefsAVX2(&dst[s], &w[s], &refs[0], len(refs)/4)
+	}
+}
+
+// axpy4Rows is axpy4Refs for contiguous inputs in (len(in) a multiple of
+// 4) and rows w[i*stride:] (at least len(dst) long).
+func axpy4Rows(dst, in, w []float64, stride int) {
+	if !useAVX2 || len(dst)%16 != 0 || len(in) < 4 {
+		axpy4RowsGeneric(dst, in, w, stride)
+		return
+	}
+	_ = w[(len(in)-1)*stride+len(dst)-1]
+	for s := 0; s < len(dst); s += 16 {
+		axpy4RowsAVX2(&dst[s], &in[0], len(in)/4, &w[s], stride)
+	}
+}
+
+//go:noescape
 func maxPoolRowAVX2(a *float64, out []float64, arg *int64, idx *[4]int64, ch, rowStride int)
 
 // maxPoolRow is maxPoolRowGeneric, four outputs at a time with AVX2.

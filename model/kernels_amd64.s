@@ -319,3 +319,113 @@ ploop:
 pdone:
 	VZEROUPPER
 	RET
+
+// One group of four inputs into the 16 accumulators Y0..Y3, exactly as
+// axpy4AVX2 adds it to memory: t0 = a0*x0, t1 = a1*x1, t0 += a2*x2 (FMA),
+// t1 += a3*x3 (FMA), acc += t0 + t1. a0..a3 in Y4..Y7, rows x0..x3 at
+// R8..R11.
+#define GROUP16 \
+	VMULPD      (R8), Y4, Y8; \
+	VMULPD      (R9), Y5, Y9; \
+	VFMADD231PD (R10), Y6, Y8; \
+	VFMADD231PD (R11), Y7, Y9; \
+	VADDPD      Y9, Y8, Y8; \
+	VADDPD      Y8, Y0, Y0; \
+	VMULPD      32(R8), Y4, Y8; \
+	VMULPD      32(R9), Y5, Y9; \
+	VFMADD231PD 32(R10), Y6, Y8; \
+	VFMADD231PD 32(R11), Y7, Y9; \
+	VADDPD      Y9, Y8, Y8; \
+	VADDPD      Y8, Y1, Y1; \
+	VMULPD      64(R8), Y4, Y8; \
+	VMULPD      64(R9), Y5, Y9; \
+	VFMADD231PD 64(R10), Y6, Y8; \
+	VFMADD231PD 64(R11), Y7, Y9; \
+	VADDPD      Y9, Y8, Y8; \
+	VADDPD      Y8, Y2, Y2; \
+	VMULPD      96(R8), Y4, Y8; \
+	VMULPD      96(R9), Y5, Y9; \
+	VFMADD231PD 96(R10), Y6, Y8; \
+	VFMADD231PD 96(R11), Y7, Y9; \
+	VADDPD      Y9, Y8, Y8; \
+	VADDPD      Y8, Y3, Y3
+
+// func axpy4RefsAVX2(dst *[16]float64, w *float64, refs *tapRef, groups int)
+// For g < groups, in order: axpy4(dst[:16], refs[4g..4g+3].v, the rows of
+// w at float64 offsets refs[4g..4g+3].o), with dst kept in registers.
+TEXT ·axpy4RefsAVX2(SB), NOSPLIT, $0-32
+	MOVQ    dst+0(FP), DI
+	MOVQ    w+8(FP), SI
+	MOVQ    refs+16(FP), BX
+	MOVQ    groups+24(FP), CX
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+
+rgroup:
+	TESTQ        CX, CX
+	JZ           rdone
+	VBROADCASTSD (BX), Y4
+	VBROADCASTSD 16(BX), Y5
+	VBROADCASTSD 32(BX), Y6
+	VBROADCASTSD 48(BX), Y7
+	MOVLQSX      8(BX), R8
+	MOVLQSX      24(BX), R9
+	MOVLQSX      40(BX), R10
+	MOVLQSX      56(BX), R11
+	LEAQ         (SI)(R8*8), R8
+	LEAQ         (SI)(R9*8), R9
+	LEAQ         (SI)(R10*8), R10
+	LEAQ         (SI)(R11*8), R11
+	GROUP16
+	ADDQ         $64, BX
+	DECQ         CX
+	JMP          rgroup
+
+rdone:
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func axpy4RowsAVX2(dst *[16]float64, in *float64, groups int, w *float64, stride int)
+// For g < groups, in order: axpy4(dst[:16], in[4g..4g+3], the rows
+// w[(4g+k)*stride:] for k < 4), with dst kept in registers.
+TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ    dst+0(FP), DI
+	MOVQ    in+8(FP), BX
+	MOVQ    groups+16(FP), CX
+	MOVQ    w+24(FP), R8
+	MOVQ    stride+32(FP), DX
+	SHLQ    $3, DX // row stride in bytes
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+
+wgroup:
+	TESTQ        CX, CX
+	JZ           wdone
+	VBROADCASTSD (BX), Y4
+	VBROADCASTSD 8(BX), Y5
+	VBROADCASTSD 16(BX), Y6
+	VBROADCASTSD 24(BX), Y7
+	LEAQ         (R8)(DX*1), R9
+	LEAQ         (R9)(DX*1), R10
+	LEAQ         (R10)(DX*1), R11
+	GROUP16
+	LEAQ         (R11)(DX*1), R8
+	ADDQ         $32, BX
+	DECQ         CX
+	JMP          wgroup
+
+wdone:
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VZEROUPPER
+	RET

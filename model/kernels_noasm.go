@@ -26,3 +26,7 @@ func tanhSlice(x []float64, bad []uint8) {
 func maxPoolRow(a, out []float64, arg []int64, base, ch, rowStride int) {
 	maxPoolRowGeneric(a, out, arg, base, ch, rowStride)
 }
+
+func axpy4Refs(dst, w []float64, refs []tapRef) { axpy4RefsGeneric(dst, w, refs) }
+
+func axpy4Rows(dst, in, w []float64, stride int) { axpy4RowsGeneric(dst, in, w, stride) }

@@ -91,3 +91,37 @@ func TestMaxPoolRowMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestAxpy4ListsMatchGeneric: the register-blocked list kernels equal, bit
+// for bit, the generic loops of axpy4 calls they replace.
+func TestAxpy4ListsMatchGeneric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(65, 66))
+	for _, n := range []int{8, 16, 32, 48} {
+		for groups := 0; groups <= 9; groups++ {
+			stride := n + rng.IntN(3)
+			w := randVec(rng, (4*groups+4)*stride+n)
+			in := randVec(rng, 4*groups)
+			refs := make([]tapRef, 4*groups)
+			for i := range refs {
+				refs[i] = tapRef{in[i], int32(rng.IntN(len(w) - n + 1))}
+			}
+			dst := randVec(rng, n)
+			got, want := append([]float64(nil), dst...), append([]float64(nil), dst...)
+			axpy4Refs(got, w, refs)
+			axpy4RefsGeneric(want, w, refs)
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("axpy4Refs n=%d groups=%d: [%d] = %v, generic %v", n, groups, i, got[i], want[i])
+				}
+			}
+			got, want = append([]float64(nil), dst...), append([]float64(nil), dst...)
+			axpy4Rows(got, in, w, stride)
+			axpy4RowsGeneric(want, in, w, stride)
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("axpy4Rows n=%d groups=%d: [%d] = %v, generic %v", n, groups, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
