@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"net"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/client"
 	"github.com/shuffledp/shuffledp/data"
+	"github.com/shuffledp/shuffledp/internal/pgtest"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/pki"
@@ -21,11 +23,54 @@ import (
 	"github.com/shuffledp/shuffledp/training"
 )
 
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// TestClientPoolPostgres runs two rounds with a ClientPool, the shuffler's
+// ledger and report ids on a real PostgreSQL server (--ledger postgres://),
+// and reads the debits back from it.
+func TestClientPoolPostgres(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewSchema(t)
+	store, err := ledger.OpenStore(ctx, url, ledger.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sh, srvAddr, shAddr, pkiDir, done := startNodes(t, store)
+	tc, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
+	enr, _ := pki.LoadEnroller(pkiDir)
+	creds, err := enr.Enrol(0, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := NewClientPool(ClientPoolConfig{Shuffler: shAddr, Server: srvAddr, TLS: tc, Credentials: creds, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	runs, err := store.Runs(ctx)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	sum, err := ledger.Summarize(ctx, store, runs[0], 1e-5, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sh.Stats(); sum.Rounds != 2 || s.Released != 2 || pool.Reports() != 10 {
+		t.Fatalf("ledger %d rounds; shuffler %+v; pool %d reports", sum.Rounds, s, pool.Reports())
+	}
+}
+
 // startNodes starts a server node (2 rounds of 5 out of 20 clients) and a
 // shuffler node in process, on loopback listeners, and returns the
 // shuffler, the two addresses, the PKI directory and a channel with the
 // server's result.
-func startNodes(t *testing.T) (*Shuffler, string, string, string, chan error) {
+func startNodes(t *testing.T, store ledger.Backend) (*Shuffler, string, string, string, chan error) {
 	t.Helper()
 	dir := t.TempDir()
 	pkiDir := filepath.Join(dir, "pki")
@@ -71,7 +116,7 @@ func startNodes(t *testing.T) (*Shuffler, string, string, string, chan error) {
 		t.Fatal(err)
 	}
 	sh, err := NewShuffler(ShufflerConfig{Server: slis.Addr().String(), ServerTLS: dialTLS, TLS: shTLS, Enroller: enr,
-		Store: ledger.NewMemoryStore(), RoundTimeout: time.Minute})
+		Store: store, RoundTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +132,7 @@ func startNodes(t *testing.T) (*Shuffler, string, string, string, chan error) {
 // report per sampled client and every kind of bad report, and checks the
 // acknowledgements, the counters and that both rounds are released.
 func TestShufflerRejects(t *testing.T) {
-	sh, srvAddr, shAddr, pkiDir, done := startNodes(t)
+	sh, srvAddr, shAddr, pkiDir, done := startNodes(t, ledger.NewMemoryStore())
 	ctx := context.Background()
 	tc, err := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
 	if err != nil {

@@ -105,6 +105,14 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.Train.Randomizer == training.RandomizerNone {
 		return nil, errors.New("randomizer none has no shuffler: a networked run needs a private randomizer")
 	}
+	switch cfg.Train.Randomizer {
+	case "rinf", "r1", "r2", "privunit", "djw":
+	default:
+		return nil, fmt.Errorf("randomizer %s: a networked run supports the eps0-LDP randomizers rinf, r1, r2, privunit and djw", cfg.Train.Randomizer)
+	}
+	if cfg.Train.Participation != "" && cfg.Train.Participation != "sample" {
+		return nil, fmt.Errorf("participation %s: a networked run samples k of n at the shuffler (participation sample)", cfg.Train.Participation)
+	}
 	if cfg.Dataset.Name != "mnist" && cfg.Dataset.Name != "synthetic" {
 		return nil, fmt.Errorf("dataset must be mnist or synthetic, got %q", cfg.Dataset.Name)
 	}

@@ -20,20 +20,22 @@ type ShufflerState struct {
 }
 
 // OpenShufflerState locks dir (creating it; its parent must exist) and
-// opens the ledger named by url: "" is the embedded SQLite ledger in dir.
-// Other URLs (postgres://) are not supported by this build yet.
+// opens the ledger named by url (ledger.OpenStore): "" is the embedded
+// SQLite ledger in dir; a postgres:// URL a PostgreSQL ledger that several
+// shufflers may share.
 func OpenShufflerState(ctx context.Context, dir, url string) (*ShufflerState, error) {
-	if url != "" {
-		return nil, fmt.Errorf("ledger %q: only the embedded SQLite ledger in --state is supported by this build", url)
-	}
 	d, err := statedir.Open(dir, statedir.Options{Flag: "state"})
 	if err != nil {
 		return nil, err
 	}
-	st, err := ledger.OpenSQLite(ctx, filepath.Join(d.Path(), ledger.FileName), ledger.SQLiteOptions{})
+	target, flag := filepath.Join(d.Path(), ledger.FileName), "state"
+	if url != "" {
+		target, flag = url, "ledger"
+	}
+	st, err := ledger.OpenStore(ctx, target, ledger.StoreOptions{})
 	if err != nil {
 		d.Close()
-		return nil, fmt.Errorf("--state %s: %w", dir, err)
+		return nil, fmt.Errorf("--%s: %w", flag, err)
 	}
 	return &ShufflerState{dir: d, Store: st, close: st.Close}, nil
 }

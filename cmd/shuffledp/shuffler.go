@@ -38,8 +38,9 @@ counted and logged), claims the report ids and debits the round to the
 durable ledger (DIR/` + "ledger.db" + `, embedded SQLite) before it forwards the
 permuted reports to the server. It never holds a private key.
 
---ledger accepts only the default (the embedded SQLite ledger in --state) in
-this build.`,
+--ledger postgres://USER@HOST/DB keeps the ledger and the report ids in
+PostgreSQL instead (several shufflers may share it); --state still holds the
+shuffler's lock.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
@@ -104,7 +105,7 @@ this build.`,
 	fl.StringVar(&server, "server", "", "the server's `ADDR`")
 	fl.StringVar(&state, "state", "", "the shuffler's state `DIR` (durable ledger; its parent must exist)")
 	fl.StringVar(&pkiDir, "pki", "", "PKI `DIR` (ca.pem, shuffler.pem, shuffler.key, clients.key)")
-	fl.StringVar(&ledgerURL, "ledger", "", "ledger `URL` (default: the embedded SQLite ledger in --state; no other store in this build)")
+	fl.StringVar(&ledgerURL, "ledger", "", "ledger `URL`: postgres://... (default: the embedded SQLite ledger DIR/ledger.db)")
 	fl.DurationVar(&timeout, "round-timeout", node.DefaultRoundTimeout, "how long to wait for a round's reports before releasing (a round missing a report is discarded, nothing debited)")
 	fl.StringVar(&addrTo, "addr-file", "", "write the address listened on to this `FILE`")
 	fl.MarkHidden("addr-file")
