@@ -358,11 +358,15 @@ func (m *CNN) NewWorker() Worker {
 }
 
 func (w *cnnWorker) Logits(x []float64, out []float64) {
-	w.forward(x)
+	w.forward(x, false)
 	copy(out, w.logits)
 }
 
-func (w *cnnWorker) forward(x []float64) {
+// forward computes the network's activations and logits at x. With taps
+// it also records conv1's inputs per kernel tap (tapL, tapCnt), which only
+// conv1's weight gradient reads; without, it lists conv1's inputs only for
+// the output positions pool1 reads.
+func (w *cnnWorker) forward(x []float64, taps bool) {
 	m := w.m
 	c := m.cfg
 	p := m.params
@@ -388,6 +392,9 @@ func (w *cnnWorker) forward(x []float64) {
 	for n, idx := range w.nzIdx {
 		v := w.nzVal[n]
 		oy0, oy1, ox0, ox1, ty, tx := m.conv1Range(int(idx))
+		if !taps {
+			oy1, ox1 = min(oy1, m.p1hUsed), min(ox1, m.p1wUsed)
+		}
 		for oy := oy0; oy <= oy1; oy++ {
 			ky := ty - cnnStride1*oy
 			for ox := ox0; ox <= ox1; ox++ {
@@ -396,9 +403,11 @@ func (w *cnnWorker) forward(x []float64) {
 				i := pos*ps1 + w.posCnt[pos]
 				w.posL[i] = tapRef{v, int32(tap * f1)}
 				w.posCnt[pos]++
-				j := tap*ts1 + w.tapCnt[tap]
-				w.tapL[j] = tapRef{v, int32(pos * f1)}
-				w.tapCnt[tap]++
+				if taps {
+					j := tap*ts1 + w.tapCnt[tap]
+					w.tapL[j] = tapRef{v, int32(pos * f1)}
+					w.tapCnt[tap]++
+				}
 			}
 		}
 	}
@@ -585,7 +594,7 @@ func (w *cnnWorker) Gradient(x []float64, label int, grad []float64) float64 {
 	c := m.cfg
 	p := m.params
 	f1, f2, hd, k := c.Filters1, c.Filters2, c.Hidden, c.Classes
-	w.forward(x)
+	w.forward(x, true)
 	loss := softmaxCrossEntropy(w.logits, label, w.logits) // logits := dL/dlogits
 	grad = grad[:m.n]
 	zero(grad)

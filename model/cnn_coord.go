@@ -61,7 +61,7 @@ func (w *cnnWorker) GradientCoordinate(x []float64, label, j int) (gj, loss floa
 	p := m.params
 	f1, f2, hd, k := c.Filters1, c.Filters2, c.Hidden, c.Classes
 	tanh := c.Activation == Tanh
-	w.forward(x)
+	w.forward(x, j < m.b1)                                // conv1's per-tap lists for its weight coordinates only
 	loss = softmaxCrossEntropy(w.logits, label, w.logits) // logits := dL/dlogits
 	dl := w.logits
 
