@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -209,14 +210,23 @@ func (s *Server) start(opts Options, cred *syscall.Credential) error {
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("pgtest: starting postgres: %w", err)
-	}
 	s.cmd, s.port, s.exited = cmd, port, make(chan struct{})
+	// The parent-death signal follows the thread that forked, so that
+	// thread stays locked to this goroutine, waiting, while postgres runs.
+	started := make(chan error)
 	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		s.waitErr = cmd.Wait()
 		close(s.exited)
 	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("pgtest: starting postgres: %w", err)
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

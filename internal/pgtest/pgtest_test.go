@@ -3,7 +3,9 @@ package pgtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -123,5 +125,56 @@ func TestNewSchema(t *testing.T) {
 		if err := c.QueryRow(ctx, `SELECT x FROM t`).Scan(&x); err != nil || x != i {
 			t.Errorf("schema %d reads %d, %v", i, x, err)
 		}
+	}
+}
+
+// helperEnv makes the test binary a process that starts a server, prints
+// its pid and directory, and waits to be killed.
+const helperEnv = "PGTEST_ORPHAN_HELPER"
+
+func TestOrphanHelper(t *testing.T) {
+	if os.Getenv(helperEnv) != "1" {
+		t.Skip("helper process for TestServerDiesWithTests")
+	}
+	s, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("%d %s\n", s.cmd.Process.Pid, s.dir)
+	select {}
+}
+
+// A test process killed without stopping its server takes the server
+// with it (postgres gets SIGQUIT when its parent dies).
+func TestServerDiesWithTests(t *testing.T) {
+	if _, err := BinDir(); err != nil && !Required() {
+		t.Skip(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	var dir string
+	if _, err := fmt.Fscan(out, &pid, &dir); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("reading the helper's server: %v", err)
+	}
+	defer os.RemoveAll(dir)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	deadline := time.Now().Add(20 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			t.Fatalf("postgres %d outlived its test process by 20 s", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
