@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shuffledp/shuffledp/approxdp"
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/shuffler"
@@ -296,4 +297,44 @@ func TestCentralGaussianBudgetBeforeStep(t *testing.T) {
 		}
 	}
 	var _ shuffler.Budget = budget
+}
+
+// TestApproxDPRecords: the approximate-DP route's epsilon of a check-in
+// run's rounds is approxdp's, grows with the rounds, is larger under the
+// LDP diameter than under sensitivity C, and non-check-in runs are refused.
+func TestApproxDPRecords(t *testing.T) {
+	cfg := gaussianConfigs(t)[1] // check-in, per client
+	cfg.Epochs, cfg.EvalEvery = 1, 2
+	tr, err := New(cfg, newLogReg(t, 10, 4), blobs(cfg.Clients, 10, 4, 1, 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []Record
+	if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r Record) error { recs = append(recs, r); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	clip, err := ApproxDPRecords(recs, SensitivityClip, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diam, err := ApproxDPRecords(recs, SensitivityDiameter, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(clip) != 2 || clip[0].Round != 4 || clip[1].Round != 10 {
+		t.Fatalf("rounds %+v, want 4 and 10 (2 of the 5 evaluations after round 0, the last included)", clip)
+	}
+	for i, r := range clip {
+		want, err := approxdp.CheckInGaussianKOV15(int64(cfg.Clients), cfg.Rate, cfg.Sigma, int64(r.Round), cfg.Delta)
+		if err != nil || *r.Epsilon != want.Epsilon {
+			t.Errorf("round %d: %v, approxdp %v (%v)", r.Round, *r.Epsilon, want.Epsilon, err)
+		}
+		if !(*diam[i].Epsilon > *r.Epsilon) || (i > 0 && !(*r.Epsilon > *clip[i-1].Epsilon)) {
+			t.Errorf("round %d: sensitivity C %v, diameter %v", r.Round, *r.Epsilon, *diam[i].Epsilon)
+		}
+	}
+	recs[1].Participation = ""
+	if _, err := ApproxDPRecords(recs, SensitivityClip, 2); err == nil {
+		t.Error("a run without check-in was accepted")
+	}
 }

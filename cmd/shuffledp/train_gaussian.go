@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/shuffledp/shuffledp/figures"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -97,4 +98,22 @@ func applyTrainGaussian(fs *pflag.FlagSet, g *trainGaussianFlags, cfg *training.
 		cfg.Sigma = g.sigma
 	}
 	return nil
+}
+
+// approxDPSeries returns the approximate-DP route's series of a check-in
+// Gaussian run (train plot --approx-dp), under both sensitivity
+// conventions.
+func approxDPSeries(recs []training.Record, points int) ([]figures.AccuracySeries, error) {
+	var out []figures.AccuracySeries
+	for _, c := range []struct{ sens, label string }{
+		{training.SensitivityClip, "approx-DP route (analytic Gauss + FMT20 clones + KOV15), sensitivity C"},
+		{training.SensitivityDiameter, "approx-DP route, LDP sensitivity 2C (the paper's Sec. 5.1 convention)"},
+	} {
+		r, err := training.ApproxDPRecords(recs, c.sens, points)
+		if err != nil {
+			return nil, fmt.Errorf("approx-dp: %w", err)
+		}
+		out = append(out, figures.AccuracySeries{Label: c.label, Records: r})
+	}
+	return out, nil
 }
