@@ -1,7 +1,9 @@
 package ledger
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -76,6 +78,52 @@ func FuzzEntryJSON(f *testing.F) {
 		}
 		if !e.same(back) || !back.Time.Equal(e.Time) || back.Validate() != nil {
 			t.Fatalf("%+v -> %s -> %+v", e, b, back)
+		}
+	})
+}
+
+// FuzzClaimReportIDs: a sequence of claims (the fuzzer's bytes: a round,
+// a count, then that many one-byte ids, repeated) returns, on the memory
+// store, exactly the replays of a plain model (an id's first round; a
+// repeat within a call is a replay), and a re-claim of a call's ids under
+// the same round returns exactly the repeats of that call and the ids
+// recorded under other rounds.
+func FuzzClaimReportIDs(f *testing.F) {
+	f.Add([]byte{1, 3, 1, 2, 3, 2, 2, 1, 4, 1, 3, 5, 5, 5})
+	f.Add([]byte{0, 0, 0, 1, 1, 7})
+	f.Fuzz(func(t *testing.T, script []byte) {
+		ctx := context.Background()
+		s := NewMemoryStore()
+		model := map[[16]byte]int64{}
+		for len(script) >= 2 {
+			round, n := int64(script[0]%8), int(script[1]%64)
+			script = script[2:]
+			n = min(n, len(script))
+			batch := make([][16]byte, n)
+			for i := range batch {
+				batch[i] = rid(script[i])
+			}
+			script = script[n:]
+			var want [][16]byte
+			seen := map[[16]byte]bool{}
+			for _, id := range batch {
+				r, ok := model[id]
+				if seen[id] || ok && r != round {
+					want = append(want, id)
+				} else if !ok {
+					model[id] = round
+				}
+				seen[id] = true
+			}
+			for pass := range 2 { // the claim, then its idempotent re-claim
+				got, err := s.ClaimReportIDs(ctx, "run", round, batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("pass %d: claim of %v in round %d: replays %v, want %v", pass, batch, round, got, want)
+				}
+			}
 		}
 	})
 }

@@ -60,7 +60,12 @@ type PostgresOptions struct {
 // then sees its entry (ErrStale, or ErrConflict / existed for the same
 // round). The UNIQUE (run, round) key decides between writers in any case.
 // Durability is the server's: a commit returns after the WAL is flushed
-// (synchronous_commit on, PostgreSQL's default).
+// (synchronous_commit on, PostgreSQL's default). A client killed or cut off
+// inside a transaction writes nothing (the server rolls it back). If the
+// connection fails while a COMMIT is in flight, Append returns an error
+// although the entry may be committed: the caller then does not release
+// the batch, and the round may be counted without a release, never
+// released without being counted; a retry finds the entry (existed).
 type PostgresStore struct {
 	pool     *pgxpool.Pool
 	name     string // the URL with its password redacted
