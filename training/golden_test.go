@@ -54,6 +54,9 @@ type goldenCase struct {
 func goldenCases(t *testing.T) []goldenCase {
 	var cases []goldenCase
 	for _, cfg := range determinismConfigs(t) {
+		if cfg.gaussian() { // pinned by the determinism and checkpoint tests, not by pre-roles digests
+			continue
+		}
 		cfg.Workers = 2
 		cases = append(cases, goldenCase{"logreg-" + cfg.Randomizer, 12, func(t *testing.T) *Trainer {
 			return runRounds(t, cfg, 0)

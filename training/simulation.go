@@ -69,30 +69,36 @@ func clientKey(seed, roundKey, slot uint64) [32]byte {
 	return k
 }
 
-// clientSource is the randomness of one client in one round in simulation:
-// a ChaCha8 stream keyed by (seed, round key, slot), so a client's noise is
-// the same whichever worker computes it. With crypto set it draws from
-// crypto/rand instead (deployment-grade noise; runs are then not
-// reproducible).
-//
-// SIMULATION ONLY unless crypto is set: the noise is predictable from the
-// seed.
+// clientSource is the randomness of one client in one round: a ChaCha8
+// stream keyed, in simulation, by (seed, round key, slot), so a client's
+// noise is the same whichever worker computes it (SIMULATION ONLY: the
+// noise is predictable from the seed); with crypto set (--crypto-noise),
+// keyed instead by 256 bits from crypto/rand drawn afresh for every client
+// and round. ChaCha8 is a cryptographically strong generator (math/rand/v2:
+// the runtime's own), so the second is deployment-grade noise at ChaCha8's
+// speed: the d normals of a Gaussian report cost ~6x less than drawing
+// every word from crypto/rand (BENCHMARKS.md, Gaussian noise), and runs are
+// then not reproducible.
 type clientSource struct {
 	ch     *rand.ChaCha8
 	crypto randomizer.Source
 }
 
 func (s *clientSource) reset(seed, roundKey, slot uint64) {
+	var k [32]byte
 	if s.crypto != nil {
-		return
+		for i := range 4 {
+			binary.LittleEndian.PutUint64(k[8*i:], s.crypto.Uint64())
+		}
+	} else {
+		k = clientKey(seed, roundKey, slot)
 	}
-	s.ch = rand.NewChaCha8(clientKey(seed, roundKey, slot))
+	if s.ch == nil {
+		s.ch = rand.NewChaCha8(k)
+	} else {
+		s.ch.Seed(k)
+	}
 }
 
 // Uint64 implements randomizer.Source.
-func (s *clientSource) Uint64() uint64 {
-	if s.crypto != nil {
-		return s.crypto.Uint64()
-	}
-	return s.ch.Uint64()
-}
+func (s *clientSource) Uint64() uint64 { return s.ch.Uint64() }
