@@ -114,3 +114,37 @@ func TestTrainCentralGaussianClientSigma(t *testing.T) {
 			last["epsilon"], last["sigma"], last["rate"], last["participation"], acc.Epsilon, acc.Sigma, acc.Rate)
 	}
 }
+
+// TestTrainCheckInStateResumes: a check-in run in a state directory stops
+// and resumes (rerun with a larger --epochs), its rounds continue and the
+// ledger's epsilon is account's for all of them; a rerun with another
+// --rate is refused, naming it.
+func TestTrainCheckInStateResumes(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "run")
+	args := append(append([]string{}, gaussianSmall...), "--participation", "checkin", "--rate", "0.1", "--state", state)
+	if out, err := runTrainCmd(t, append(args, "--epochs", "0.4")...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err := runTrainCmd(t, append(args, "--epochs", "0.8")...)
+	if err != nil || !strings.Contains(out, "after round 8") {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	recs := readRecords(t, filepath.Join(state, "metrics.jsonl"))
+	last := recs[len(recs)-1]
+	acc, err := runCmd(t, newAccountCmd, "--mechanism", "checkin-gaussian", "--n", "500", "--rate", "0.1", "--sigma", "0.9",
+		"--steps", "8", "--delta", "1e-5", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a struct{ Epsilon float64 }
+	if err := json.Unmarshal([]byte(acc[strings.Index(acc, "{"):]), &a); err != nil {
+		t.Fatal(err)
+	}
+	if last["round"] != 8.0 || last["epsilon"] != a.Epsilon || last["ledger_rounds"] != 8.0 {
+		t.Errorf("last record round %v epsilon %v ledger_rounds %v; account for 8 rounds %v", last["round"], last["epsilon"], last["ledger_rounds"], a.Epsilon)
+	}
+	args[len(args)-3] = "0.2" // --rate 0.2
+	if _, err := runTrainCmd(t, append(args, "--epochs", "0.8")...); err == nil || !strings.Contains(err.Error(), "rate") {
+		t.Errorf("rerun with another --rate: %v, want a refusal naming rate", err)
+	}
+}
