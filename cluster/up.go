@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,6 +53,17 @@ type Config struct {
 	ClientProcesses, Workers int
 	// RoundTimeout is passed to the shuffler (0: its default).
 	RoundTimeout time.Duration
+	// Delta and TargetEpsilon are the shuffler's own accounting parameters
+	// (its --delta and --target-epsilon; the train flags' values): the
+	// shuffler refuses a server whose run disagrees.
+	Delta, TargetEpsilon float64
+	// Metrics serves the server's and the shuffler's Prometheus metrics on
+	// loopback ports; their addresses are printed to Stderr and returned
+	// by MetricsAddrs.
+	Metrics bool
+	// MetricsAddrs, if not nil, is called with the server's and the
+	// shuffler's metrics addresses once both listen.
+	MetricsAddrs func(server, shuffler string)
 	// Stderr receives every child's output, each line prefixed with its
 	// role.
 	Stderr io.Writer
@@ -106,8 +118,15 @@ func Up(ctx context.Context, cfg Config) error {
 	shufAddrFile := filepath.Join(abs, "shuffler.addr")
 	os.Remove(serverAddrFile)
 	os.Remove(shufAddrFile)
+	srvMetricsFile := filepath.Join(abs, "server.metrics-addr")
+	shufMetricsFile := filepath.Join(abs, "shuffler.metrics-addr")
+	os.Remove(srvMetricsFile)
+	os.Remove(shufMetricsFile)
 	srvArgs := append([]string{"server", "--listen=127.0.0.1:0", "--addr-file=" + serverAddrFile,
 		"--state=" + filepath.Join(abs, "server"), "--metrics=" + filepath.Join(abs, "metrics.jsonl"), "--pki=" + pkiDir}, cfg.TrainArgs...)
+	if cfg.Metrics {
+		srvArgs = append(srvArgs, "--metrics-listen=127.0.0.1:0", "--metrics-addr-file="+srvMetricsFile)
+	}
 	srv, err := g.start(cfg.Exe, "server", srvArgs)
 	if err != nil {
 		return err
@@ -117,7 +136,11 @@ func Up(ctx context.Context, cfg Config) error {
 		return g.fail(err)
 	}
 	shArgs := []string{"shuffler", "--listen=127.0.0.1:0", "--addr-file=" + shufAddrFile, "--server=" + srvAddr,
-		"--state=" + abs, "--pki=" + pkiDir}
+		"--state=" + abs, "--pki=" + pkiDir, "--delta=" + strconv.FormatFloat(cfg.Delta, 'g', -1, 64),
+		"--target-epsilon=" + strconv.FormatFloat(cfg.TargetEpsilon, 'g', -1, 64)}
+	if cfg.Metrics {
+		shArgs = append(shArgs, "--metrics-listen=127.0.0.1:0", "--metrics-addr-file="+shufMetricsFile)
+	}
 	if cfg.RoundTimeout > 0 {
 		shArgs = append(shArgs, "--round-timeout="+cfg.RoundTimeout.String())
 	}
@@ -128,6 +151,24 @@ func Up(ctx context.Context, cfg Config) error {
 	shufAddr, err := g.waitAddr(ctx, shufAddrFile, shuf)
 	if err != nil {
 		return g.fail(err)
+	}
+	if cfg.Metrics {
+		sm, err := g.waitAddr(ctx, srvMetricsFile, srv)
+		if err != nil {
+			return g.fail(err)
+		}
+		hm, err := g.waitAddr(ctx, shufMetricsFile, shuf)
+		if err != nil {
+			return g.fail(err)
+		}
+		if cfg.Stderr != nil {
+			g.outMu.Lock()
+			fmt.Fprintf(cfg.Stderr, "up: Prometheus metrics: server http://%s/metrics, shuffler http://%s/metrics\n", sm, hm)
+			g.outMu.Unlock()
+		}
+		if cfg.MetricsAddrs != nil {
+			cfg.MetricsAddrs(sm, hm)
+		}
 	}
 	var clients []*child
 	for p := range cfg.ClientProcesses {

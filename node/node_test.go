@@ -72,6 +72,24 @@ func TestClientPoolPostgres(t *testing.T) {
 // server's result.
 func startNodes(t *testing.T, store ledger.Backend) (*Shuffler, string, string, string, chan error) {
 	t.Helper()
+	return startNodesWith(t, store, nodeOptions{})
+}
+
+// nodeOptions vary startNodesWith's nodes.
+type nodeOptions struct {
+	// train changes the server's configuration (nil: none).
+	train func(*training.Config)
+	// shuffler changes the shuffler's configuration (nil: none); its
+	// Delta is 1e-5 and its target none before.
+	shuffler func(*ShufflerConfig)
+	// server changes the server's configuration (nil: none).
+	server func(*ServerConfig)
+	// shufflerErr receives the shuffler's Run result (nil: dropped).
+	shufflerErr chan error
+}
+
+func startNodesWith(t *testing.T, store ledger.Backend, o nodeOptions) (*Shuffler, string, string, string, chan error) {
+	t.Helper()
 	dir := t.TempDir()
 	pkiDir := filepath.Join(dir, "pki")
 	if err := pki.Init(pkiDir, nil); err != nil {
@@ -82,18 +100,32 @@ func startNodes(t *testing.T, store ledger.Backend) (*Shuffler, string, string, 
 		t.Fatal(err)
 	}
 	cfg := training.Config{Clients: 20, Sample: 5, Randomizer: "rinf", Clip: 0.01, Eps0: 2, Delta: 1e-5, Epochs: 0.5, LR: lr, Seed: 1, Workers: 1}
+	if o.train != nil {
+		o.train(&cfg)
+	}
 	stls, err := pki.ServerTLS(pkiDir, pki.RoleServer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv, err := NewServer(ctx, ServerConfig{Train: cfg, Session: training.SessionConfig{Dir: filepath.Join(dir, "server")},
-		Dataset: Dataset{Name: "synthetic", Seed: 1}, TLS: stls})
+	scfg := ServerConfig{Train: cfg, Session: training.SessionConfig{Dir: filepath.Join(dir, "server")},
+		Dataset: Dataset{Name: "synthetic", Seed: 1}, TLS: stls}
+	if o.server != nil {
+		o.server(&scfg)
+	}
+	srv, err := NewServer(ctx, scfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Close() })
+	trained, training0 := make(chan struct{}), false
+	t.Cleanup(func() { // stop training before the session closes
+		cancel()
+		if training0 {
+			<-trained
+		}
+		srv.Close()
+	})
 	m, err := model.New("logreg", 784, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +139,12 @@ func startNodes(t *testing.T, store ledger.Backend) (*Shuffler, string, string, 
 	}
 	go srv.Serve(slis)
 	done := make(chan error, 1)
-	go func() { _, err := srv.Train(ctx, training.Hooks{}); done <- err }()
+	training0 = true
+	go func() {
+		defer close(trained)
+		_, err := srv.Train(ctx, training.Hooks{})
+		done <- err
+	}()
 
 	shTLS, _ := pki.ServerTLS(pkiDir, pki.RoleShuffler)
 	dialTLS, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), pkiDir, pki.RoleShuffler)
@@ -115,8 +152,12 @@ func startNodes(t *testing.T, store ledger.Backend) (*Shuffler, string, string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh, err := NewShuffler(ShufflerConfig{Server: slis.Addr().String(), ServerTLS: dialTLS, TLS: shTLS, Enroller: enr,
-		Store: store, RoundTimeout: time.Minute})
+	shcfg := ShufflerConfig{Server: slis.Addr().String(), ServerTLS: dialTLS, TLS: shTLS, Enroller: enr,
+		Store: store, Delta: 1e-5, RoundTimeout: time.Minute}
+	if o.shuffler != nil {
+		o.shuffler(&shcfg)
+	}
+	sh, err := NewShuffler(shcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +165,12 @@ func startNodes(t *testing.T, store ledger.Backend) (*Shuffler, string, string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	go sh.Run(ctx, hlis)
+	go func() {
+		err := sh.Run(ctx, hlis)
+		if o.shufflerErr != nil {
+			o.shufflerErr <- err
+		}
+	}()
 	return sh, slis.Addr().String(), hlis.Addr().String(), pkiDir, done
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/shuffledp/shuffledp/telemetry"
 )
 
 // Reason is why the shuffler rejected a report.
@@ -33,6 +35,36 @@ const (
 	// RejectDuplicate: the client already reported in the round.
 	RejectDuplicate Reason = "duplicate"
 )
+
+// Reasons lists every rejection reason, in a fixed order.
+var Reasons = []Reason{RejectUnauthenticated, RejectWrongRound, RejectMalformed, RejectUnknownKey,
+	RejectWrongKey, RejectWrongLength, RejectReplay, RejectNotSampled, RejectDuplicate}
+
+// Label is the reason's label in the Prometheus metrics (telemetry's closed
+// set; a reason without one is telemetry.ReasonOther).
+func (r Reason) Label() telemetry.Reason {
+	switch r {
+	case RejectUnauthenticated:
+		return telemetry.ReasonUnauthenticated
+	case RejectWrongRound:
+		return telemetry.ReasonWrongRound
+	case RejectMalformed:
+		return telemetry.ReasonMalformed
+	case RejectUnknownKey:
+		return telemetry.ReasonUnknownKey
+	case RejectWrongKey:
+		return telemetry.ReasonWrongKey
+	case RejectWrongLength:
+		return telemetry.ReasonWrongLength
+	case RejectReplay:
+		return telemetry.ReasonReplay
+	case RejectNotSampled:
+		return telemetry.ReasonNotSampled
+	case RejectDuplicate:
+		return telemetry.ReasonDuplicate
+	}
+	return telemetry.ReasonOther
+}
 
 // Stats are the shuffler's counters, for logs and metrics. A snapshot.
 type Stats struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
 	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/telemetry"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -57,6 +58,8 @@ type ServerConfig struct {
 	// TLS is the listener's configuration (pki.ServerTLS with the server's
 	// certificate).
 	TLS *tls.Config
+	// Metrics receives the server's Prometheus metrics (nil: none).
+	Metrics *telemetry.ServerMetrics
 }
 
 // errStopped is returned to the trainer when the node is stopped in the
@@ -82,6 +85,9 @@ type Server struct {
 	changed  chan struct{} // closed and replaced when model or finished changes
 	model    *pb.Model
 	finished bool
+
+	taken  time.Time // when the batch being applied was handed over
+	takenN int       // its size
 
 	batches  chan batchOffer
 	stops    chan string
@@ -188,7 +194,11 @@ func (s *Server) Attach(m model.Model, test *data.Dataset) (int, error) {
 	if s.opener, err = protocol.NewHPKEOpener(rsize, s.key); err != nil {
 		return 0, err
 	}
-	opts := append(s.session.Options(), training.WithRemote(s), training.WithSealing(sealer, s.opener))
+	opener := protocol.Opener(s.opener)
+	if s.cfg.Metrics != nil {
+		opener = countingOpener{s.opener, s.cfg.Metrics}
+	}
+	opts := append(s.session.Options(), training.WithRemote(s), training.WithSealing(sealer, opener))
 	if s.tr, err = training.New(s.cfg.Train, m, nil, test, opts...); err != nil {
 		return 0, err
 	}
@@ -245,6 +255,31 @@ func (s *Server) Train(ctx context.Context, hooks training.Hooks) (training.Stop
 	}
 	stop := context.AfterFunc(ctx, s.stop)
 	defer stop()
+	if m := s.cfg.Metrics; m != nil {
+		onRound, onEval := hooks.OnRound, hooks.OnEval
+		hooks.OnRound = func(r training.RoundStats) error {
+			s.mu.Lock()
+			n, taken := s.takenN, s.taken
+			s.mu.Unlock()
+			m.RoundAggregated(n, time.Since(taken))
+			if onRound != nil {
+				return onRound(r)
+			}
+			return nil
+		}
+		hooks.OnEval = func(r training.Record) error {
+			if r.TestAccuracy != nil {
+				m.Accuracy("raw", *r.TestAccuracy)
+			}
+			if r.TestAccuracyEMA != nil {
+				m.Accuracy("ema", *r.TestAccuracyEMA)
+			}
+			if onEval != nil {
+				return onEval(r)
+			}
+			return nil
+		}
+	}
 	reason, err := s.session.Train(ctx, hooks)
 	if errors.Is(err, errStopped) {
 		reason, err = training.StopCancelled, nil
@@ -289,6 +324,9 @@ func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, er
 	select {
 	case o := <-s.batches:
 		close(o.taken)
+		s.mu.Lock()
+		s.taken, s.takenN = time.Now(), len(o.b.Reports)
+		s.mu.Unlock()
 		return o.b, nil
 	case reason := <-s.stops:
 		return protocol.Batch{}, fmt.Errorf("the shuffler stopped the run (%s): %w", reason, training.ErrBudgetExhausted)
@@ -352,6 +390,7 @@ func (s *Server) SubmitBatch(ctx context.Context, pbb *pb.Batch) (*pb.BatchAck, 
 	}
 	b, err := s.checkBatch(pbb)
 	if err != nil {
+		s.cfg.Metrics.BatchRejected(batchReason(err))
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	o := batchOffer{b: b, taken: make(chan struct{})}
@@ -378,11 +417,11 @@ func CheckBatch(run protocol.RunConfig, keys map[uint8]bool, p *pb.Batch) (proto
 	size := run.ReportBytes
 	switch {
 	case p.Run != run.Run:
-		return protocol.Batch{}, fmt.Errorf("batch of run %q, server of run %q", p.Run, run.Run)
+		return protocol.Batch{}, batchErr(telemetry.ReasonWrongRound, fmt.Errorf("batch of run %q, server of run %q", p.Run, run.Run))
 	case p.ReportBytes != int64(size) || len(p.Reports)%size != 0:
-		return protocol.Batch{}, fmt.Errorf("batch of %d bytes in reports of %d, the run's reports have %d", len(p.Reports), p.ReportBytes, size)
+		return protocol.Batch{}, batchErr(telemetry.ReasonWrongLength, fmt.Errorf("batch of %d bytes in reports of %d, the run's reports have %d", len(p.Reports), p.ReportBytes, size))
 	case p.Round < 1:
-		return protocol.Batch{}, fmt.Errorf("batch round %d", p.Round)
+		return protocol.Batch{}, batchErr(telemetry.ReasonWrongRound, fmt.Errorf("batch round %d", p.Round))
 	}
 	n := len(p.Reports) / size
 	if n < run.MinBatch || n > run.PerRound {
@@ -395,24 +434,59 @@ func CheckBatch(run protocol.RunConfig, keys map[uint8]bool, p *pb.Batch) (proto
 		r := p.Reports[i*size : (i+1)*size : (i+1)*size]
 		h, err := protocol.ParseHeader(r)
 		if err != nil {
-			return protocol.Batch{}, fmt.Errorf("report %d: %w", i, err)
+			return protocol.Batch{}, batchErr(telemetry.ReasonMalformed, fmt.Errorf("report %d: %w", i, err))
 		}
 		if i == 0 {
 			key = h.KeyID
 		}
 		switch {
 		case !keys[h.KeyID]:
-			return protocol.Batch{}, fmt.Errorf("report %d: %w %d", i, protocol.ErrUnknownKey, h.KeyID)
+			return protocol.Batch{}, batchErr(telemetry.ReasonUnknownKey, fmt.Errorf("report %d: %w %d", i, protocol.ErrUnknownKey, h.KeyID))
 		case h.KeyID != key:
-			return protocol.Batch{}, fmt.Errorf("report %d: key id %d in a batch sealed to key %d (mixed key ids)", i, h.KeyID, key)
+			return protocol.Batch{}, batchErr(telemetry.ReasonWrongKey, fmt.Errorf("report %d: key id %d in a batch sealed to key %d (mixed key ids)", i, h.KeyID, key))
 		}
 		if _, dup := seen[h.ReportID]; dup {
-			return protocol.Batch{}, fmt.Errorf("report %d: report id %x twice in the batch", i, h.ReportID)
+			return protocol.Batch{}, batchErr(telemetry.ReasonDuplicate, fmt.Errorf("report %d: report id %x twice in the batch", i, h.ReportID))
 		}
 		seen[h.ReportID] = struct{}{}
 		b.Reports[i] = r
 	}
 	return b, nil
+}
+
+// batchError is a CheckBatch refusal with its metrics label.
+type batchError struct {
+	reason telemetry.Reason
+	err    error
+}
+
+func batchErr(r telemetry.Reason, err error) error { return &batchError{r, err} }
+func (e *batchError) Error() string                { return e.err.Error() }
+func (e *batchError) Unwrap() error                { return e.err }
+
+// batchReason is the metrics label of a CheckBatch error (a batch size
+// outside [min batch, k] is "other").
+func batchReason(err error) telemetry.Reason {
+	var be *batchError
+	if errors.As(err, &be) {
+		return be.reason
+	}
+	return telemetry.ReasonOther
+}
+
+// countingOpener counts the reports that do not open (server metrics).
+type countingOpener struct {
+	op protocol.Opener
+	m  *telemetry.ServerMetrics
+}
+
+// Open implements protocol.Opener.
+func (c countingOpener) Open(b protocol.Binding, sealed []byte) ([]byte, error) {
+	r, err := c.op.Open(b, sealed)
+	if err != nil {
+		c.m.ReportRejected(telemetry.Rejection(err))
+	}
+	return r, err
 }
 
 // Stop implements the Server service (shuffler only): no more rounds.

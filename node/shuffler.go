@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ import (
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
 	"github.com/shuffledp/shuffledp/protocol"
 	"github.com/shuffledp/shuffledp/shuffler"
+	"github.com/shuffledp/shuffledp/telemetry"
 )
 
 // DefaultRoundTimeout is how long the shuffler waits for a round's reports
@@ -43,6 +45,15 @@ type ShufflerConfig struct {
 	// batch is forwarded) and the report-id store (replays across rounds
 	// and restarts).
 	Store ledger.Backend
+	// Delta and TargetEpsilon are the shuffler's own accounting
+	// parameters (the flags --delta and --target-epsilon; target 0: none).
+	// The shuffler's ledger is the authority on the budget: a run whose
+	// public specification (from the untrusted server) has another delta,
+	// or a target above TargetEpsilon (or none while TargetEpsilon is
+	// set), is refused; a lower target of the server's is honoured.
+	Delta, TargetEpsilon float64
+	// Metrics receives the shuffler's Prometheus metrics (nil: none).
+	Metrics *telemetry.ShufflerMetrics
 	// RoundTimeout bounds the wait for a round's reports (0 means
 	// DefaultRoundTimeout).
 	RoundTimeout time.Duration
@@ -99,6 +110,10 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 		return nil, errors.New("shuffler: an enroller (client credentials) is required")
 	case cfg.Store == nil:
 		return nil, errors.New("shuffler: a ledger store is required")
+	case !(cfg.Delta > 0 && cfg.Delta < 1):
+		return nil, fmt.Errorf("delta must be in (0, 1), got %g (the shuffler's own delta, which its ledger debits at)", cfg.Delta)
+	case math.IsNaN(cfg.TargetEpsilon) || math.IsInf(cfg.TargetEpsilon, 0) || cfg.TargetEpsilon < 0:
+		return nil, fmt.Errorf("target-epsilon must be a finite number >= 0 (0: none), got %g", cfg.TargetEpsilon)
 	case cfg.RoundTimeout < 0:
 		return nil, fmt.Errorf("round-timeout must be >= 0, got %v", cfg.RoundTimeout)
 	}
@@ -137,9 +152,16 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	if s.keys, err = keyConfigs(spec); err != nil {
 		return err
 	}
-	l, err := ledger.Open(ctx, s.cfg.Store, s.run.Run, ledger.Options{Delta: spec.Delta, Target: spec.TargetEpsilon})
+	target, err := s.budgetParams(spec)
+	if err != nil {
+		return err
+	}
+	l, err := ledger.Open(ctx, s.cfg.Store, s.run.Run, ledger.Options{Delta: s.cfg.Delta, Target: target})
 	if err != nil {
 		return fmt.Errorf("shuffler: ledger: %w", err)
+	}
+	if g, err := l.Epsilon(); err == nil {
+		s.cfg.Metrics.Ledger(g.Epsilon, int(l.Rounds()))
 	}
 	n, eps0 := int64(s.run.Population), s.run.Eps0
 	s.budget = &claimBudget{ids: s.cfg.Store, inner: &shuffler.LedgerBudget{Ledger: l,
@@ -172,6 +194,28 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	default:
 	}
 	return err
+}
+
+// budgetParams checks the server's accounting parameters against the
+// shuffler's own and returns the target the ledger debits against: the
+// shuffler's, or the server's when that is lower (more private).
+func (s *Shuffler) budgetParams(spec *pb.RunSpec) (float64, error) {
+	own, theirs := s.cfg.TargetEpsilon, spec.GetTargetEpsilon()
+	switch {
+	case spec.GetDelta() != s.cfg.Delta:
+		return 0, fmt.Errorf("delta: the server's run %q has delta %g, the shuffler's --delta is %g; the shuffler's ledger is the budget's authority, so both must use one delta",
+			s.run.Run, spec.GetDelta(), s.cfg.Delta)
+	case own > 0 && (theirs == 0 || theirs > own):
+		srv := fmt.Sprintf("target epsilon %g", theirs)
+		if theirs == 0 {
+			srv = "no target epsilon"
+		}
+		return 0, fmt.Errorf("target-epsilon: the server's run %q has %s, above the shuffler's --target-epsilon %g; refusing to serve it",
+			s.run.Run, srv, own)
+	case theirs > 0 && (own == 0 || theirs < own):
+		return theirs, nil
+	}
+	return own, nil
 }
 
 func epsString(l *ledger.Ledger) string {
@@ -300,11 +344,15 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 	replays := s.budget.replays()
 	if len(replays) > 0 {
 		s.stats.add(func(st *Stats) { st.Rejected[RejectReplay] += int64(len(replays)) })
+		s.cfg.Metrics.ReportsRejected(RejectReplay.Label(), int64(len(replays)))
 		s.logf("round %d: %d report ids replayed from earlier rounds (durable check); round discarded", round.ID, len(replays))
 	}
 	switch {
 	case err == nil:
 		s.stats.add(func(st *Stats) { st.Released++; st.Forwarded += int64(rel.Reports) })
+		if g, gerr := l.Epsilon(); gerr == nil {
+			s.cfg.Metrics.RoundReleased(rel.Reports, time.Since(start), g.Epsilon, int(l.Rounds()))
+		}
 		s.logf("round %d released: %d reports, model version %d, %.3fs; ledger %d rounds, epsilon %s",
 			round.ID, rel.Reports, m.Version, time.Since(start).Seconds(), l.Rounds(), epsString(l))
 		return true, nil
@@ -312,6 +360,7 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 		return false, err
 	case errors.Is(err, ledger.ErrBudgetExhausted):
 		s.stats.add(func(st *Stats) { st.Discarded++ })
+		s.cfg.Metrics.RoundDiscarded(telemetry.ReasonBudgetExhausted)
 		s.logf("round %d: budget spent; stopping the run", round.ID)
 		_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.run.Run, Reason: "target-epsilon"})
 		if serr != nil {
@@ -320,6 +369,11 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 		return false, errBudgetStop
 	default:
 		s.stats.add(func(st *Stats) { st.Discarded++ })
+		reason := telemetry.Rejection(err)
+		if errors.Is(err, errReplayed) {
+			reason = telemetry.ReasonReplay
+		}
+		s.cfg.Metrics.RoundDiscarded(reason)
 		s.logf("round %d discarded (%d of %d reports): %v", round.ID, got, s.run.PerRound, err)
 		return false, nil
 	}
@@ -380,6 +434,7 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 	for _, c := range req.Clients {
 		if c.Client >= int64(s.run.Population) || !s.cfg.Enroller.Verify(c.Client, c.Token) {
 			s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
+			s.cfg.Metrics.ReportsRejected(RejectUnauthenticated.Label(), 1)
 			return status.Errorf(codes.Unauthenticated, "client %d: invalid credential", c.Client)
 		}
 	}
@@ -453,6 +508,9 @@ func (s *Shuffler) Submit(stream grpc.ClientStreamingServer[pb.ReportChunk, pb.S
 				st.Rejected[r] += n
 			}
 		})
+		for r, n := range rejected {
+			s.cfg.Metrics.ReportsRejected(r.Label(), n)
+		}
 		s.logf("round %d: rejected reports (%s)", round, formatRejects(rejected))
 		for r, n := range rejected {
 			ack.Rejected[string(r)] = n
@@ -508,6 +566,7 @@ func (s *Shuffler) accept(chunk *pb.ReportChunk, rep *pb.Report) (Reason, bool) 
 	r.ids[h.ReportID] = struct{}{}
 	r.accepted++
 	s.stats.add(func(st *Stats) { st.Accepted++ })
+	s.cfg.Metrics.ReportAccepted()
 	if r.accepted == s.run.PerRound {
 		close(r.complete)
 	}

@@ -21,6 +21,7 @@ const (
 	ReasonWrongLength     Reason = "wrong_length"
 	ReasonReplay          Reason = "replay"
 	ReasonUnknownKey      Reason = "unknown_key"
+	ReasonWrongKey        Reason = "wrong_key"
 	ReasonMalformed       Reason = "malformed"
 	ReasonUnauthenticated Reason = "unauthenticated"
 	ReasonNoRound         Reason = "no_round"
@@ -29,7 +30,8 @@ const (
 )
 
 // Reasons a round is discarded (nothing released, nothing debited, or the
-// debit refused).
+// debit refused); ReasonReplay also labels a round discarded because it
+// held a report id claimed under an earlier round.
 const (
 	ReasonIncomplete      Reason = "incomplete"
 	ReasonBatchTooSmall   Reason = "batch_too_small"
@@ -41,13 +43,13 @@ const (
 // metrics are pre-initialised with them so a scrape shows zeros, not gaps.
 var ReportReasons = []Reason{
 	ReasonNotSampled, ReasonDuplicate, ReasonWrongRound, ReasonWrongLength,
-	ReasonReplay, ReasonUnknownKey, ReasonMalformed, ReasonUnauthenticated,
+	ReasonReplay, ReasonUnknownKey, ReasonWrongKey, ReasonMalformed, ReasonUnauthenticated,
 	ReasonNoRound, ReasonOpenFailed, ReasonOther,
 }
 
 // RoundReasons lists every round-discard label.
 var RoundReasons = []Reason{
-	ReasonIncomplete, ReasonBatchTooSmall, ReasonBudgetExhausted, ReasonNotDebited, ReasonOther,
+	ReasonIncomplete, ReasonBatchTooSmall, ReasonBudgetExhausted, ReasonNotDebited, ReasonReplay, ReasonOther,
 }
 
 // Rejection maps an error returned by shuffler.Service.Submit, Release or

@@ -91,6 +91,13 @@ func (m *ShufflerMetrics) ReportRejected(reason Reason) {
 	}
 }
 
+// ReportsRejected counts n refused reports under reason.
+func (m *ShufflerMetrics) ReportsRejected(reason Reason, n int64) {
+	if m != nil && n > 0 {
+		m.reportsRejected.WithLabelValues(string(checkReason(reason, ReportReasons))).Add(float64(n))
+	}
+}
+
 // RoundReleased records a forwarded batch: its size, the time since the
 // round was opened, and the ledger's epsilon and round count after the debit.
 func (m *ShufflerMetrics) RoundReleased(batch int, latency time.Duration, epsilon float64, ledgerRounds int) {

@@ -14,6 +14,7 @@ import (
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/node"
 	"github.com/shuffledp/shuffledp/pki"
+	"github.com/shuffledp/shuffledp/telemetry"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -21,12 +22,13 @@ func init() { rootCmd.AddCommand(newServerCmd()) }
 
 // nodeFlags are the flags a role command adds beside the train flags; they
 // are not part of the run's identity in its state directory.
-var nodeFlags = []string{"listen", "pki", "addr-file"}
+var nodeFlags = []string{"listen", "pki", "addr-file", "metrics-listen", "metrics-addr-file"}
 
 func newServerCmd() *cobra.Command {
 	var (
 		f                      trainFlags
 		listen, pkiDir, addrTo string
+		metricsListen, mAddrTo string
 	)
 	cmd := &cobra.Command{
 		Use:   "server --listen ADDR --state DIR --pki DIR [train flags]",
@@ -41,19 +43,28 @@ client identity: clients reach it only to read the public run specification.
 
 TLS: --pki DIR holds ca.pem and the server's certificate and key
 (shuffledp pki init). Only the holder of the shuffler's certificate may pull the
-model or submit batches.`,
+model or submit batches.
+
+--metrics-listen ADDR serves Prometheus metrics (rounds, batches and reports
+refused by reason, batch sizes, round latency, test accuracy) at
+http://ADDR/metrics.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(cmd, &f, listen, pkiDir, addrTo) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServer(cmd, &f, listen, pkiDir, addrTo, metricsListen, mAddrTo)
+		},
 	}
 	addTrainFlags(cmd.Flags(), &f)
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:7060", "`ADDR` to listen on (host:port; port 0 picks a free port)")
 	cmd.Flags().StringVar(&pkiDir, "pki", "", "PKI `DIR` (ca.pem, server.pem, server.key; see shuffledp pki init)")
 	cmd.Flags().StringVar(&addrTo, "addr-file", "", "write the address listened on to this `FILE` (for --listen with port 0)")
+	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", metricsListenUsage)
+	cmd.Flags().StringVar(&mAddrTo, "metrics-addr-file", "", "write the metrics address to this `FILE`")
 	cmd.Flags().MarkHidden("addr-file")
+	cmd.Flags().MarkHidden("metrics-addr-file")
 	return cmd
 }
 
-func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo string) error {
+func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metricsListen, mAddrTo string) error {
 	if f.state == "" {
 		return errors.New("state is required: the server's state directory (model checkpoint, metrics, HPKE key)")
 	}
@@ -82,7 +93,15 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo string)
 	if parent == nil {
 		parent = context.Background()
 	}
+	var metrics *telemetry.ServerMetrics
+	reg := telemetry.NewRegistry()
+	if metricsListen != "" {
+		if metrics, err = telemetry.NewServerMetrics(reg); err != nil {
+			return err
+		}
+	}
 	srv, err := node.NewServer(parent, node.ServerConfig{
+		Metrics: metrics,
 		Train:   cfg,
 		Session: training.SessionConfig{Dir: f.state, Flags: flags, MayDiffer: trainMayDiffer, Metrics: f.metrics},
 		Dataset: node.Dataset{Name: f.dataset, Seed: f.seed},
@@ -114,6 +133,13 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo string)
 	}
 	go srv.Serve(lis)
 	stderr := cmd.ErrOrStderr()
+	mctx, mstop := context.WithCancel(context.Background())
+	waitMetrics, err := serveMetrics(mctx, "server", metricsListen, mAddrTo, reg, stderr)
+	if err != nil {
+		mstop()
+		return err
+	}
+	defer func() { mstop(); waitMetrics() }()
 	cfg = srv.Config()
 	total := cfg.TotalRounds()
 	fmt.Fprintf(stderr, "server: run %s in %s, listening on %s; %s on %d clients, k=%d, %s eps0 %g, %d rounds (resuming at %d)\n",

@@ -16,6 +16,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/node"
 	"github.com/shuffledp/shuffledp/pki"
+	"github.com/shuffledp/shuffledp/telemetry"
 )
 
 func init() { rootCmd.AddCommand(newShufflerCmd()) }
@@ -23,6 +24,8 @@ func init() { rootCmd.AddCommand(newShufflerCmd()) }
 func newShufflerCmd() *cobra.Command {
 	var (
 		listen, server, state, pkiDir, ledgerURL, addrTo string
+		metricsListen, metricsAddrTo                     string
+		delta, target                                    float64
 		timeout                                          time.Duration
 	)
 	cmd := &cobra.Command{
@@ -40,7 +43,16 @@ permuted reports to the server. It never holds a private key.
 
 --ledger postgres://USER@HOST/DB keeps the ledger and the report ids in
 PostgreSQL instead (several shufflers may share it); --state still holds the
-shuffler's lock.`,
+shuffler's lock.
+
+The shuffler owns the budget: --delta and --target-epsilon are its own, and
+its ledger debits at them. The server is untrusted, so a run whose public
+specification has another delta, or a target epsilon above the shuffler's (or
+none while the shuffler has one), is refused; a lower target is honoured.
+
+--metrics-listen ADDR serves Prometheus metrics (rounds released and
+discarded by reason, reports accepted and rejected by reason, batch sizes,
+round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
@@ -74,11 +86,26 @@ shuffler's lock.`,
 			if err != nil {
 				return err
 			}
+			var metrics *telemetry.ShufflerMetrics
+			reg := telemetry.NewRegistry()
+			if metricsListen != "" {
+				if metrics, err = telemetry.NewShufflerMetrics(reg); err != nil {
+					return err
+				}
+			}
 			sh, err := node.NewShuffler(node.ShufflerConfig{Server: server, ServerTLS: dialTLS, TLS: listenTLS, Enroller: enr,
-				Store: st.Store, RoundTimeout: timeout, Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
+				Store: st.Store, Delta: delta, TargetEpsilon: target, Metrics: metrics,
+				RoundTimeout: timeout, Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
 			if err != nil {
 				return err
 			}
+			mctx, mstop := context.WithCancel(context.Background())
+			waitMetrics, err := serveMetrics(mctx, "shuffler", metricsListen, metricsAddrTo, reg, cmd.ErrOrStderr())
+			if err != nil {
+				mstop()
+				return err
+			}
+			defer func() { mstop(); waitMetrics() }()
 			lis, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("listen: %w", err)
@@ -107,7 +134,12 @@ shuffler's lock.`,
 	fl.StringVar(&pkiDir, "pki", "", "PKI `DIR` (ca.pem, shuffler.pem, shuffler.key, clients.key)")
 	fl.StringVar(&ledgerURL, "ledger", "", "ledger `URL`: postgres://... (default: the embedded SQLite ledger DIR/ledger.db)")
 	fl.DurationVar(&timeout, "round-timeout", node.DefaultRoundTimeout, "how long to wait for a round's reports before releasing (a round missing a report is discarded, nothing debited)")
+	fl.Float64Var(&delta, "delta", 1e-5, "the shuffler's delta: its ledger debits at it; a run of another delta is refused")
+	fl.Float64Var(&target, "target-epsilon", 0, "the shuffler's target epsilon: no round is released past it; a run with a higher target (or none) is refused (0 = no target)")
+	fl.StringVar(&metricsListen, "metrics-listen", "", metricsListenUsage)
 	fl.StringVar(&addrTo, "addr-file", "", "write the address listened on to this `FILE`")
+	fl.StringVar(&metricsAddrTo, "metrics-addr-file", "", "write the metrics address to this `FILE`")
 	fl.MarkHidden("addr-file")
+	fl.MarkHidden("metrics-addr-file")
 	return cmd
 }

@@ -22,6 +22,7 @@ func newUpCmd() *cobra.Command {
 		f            trainFlags
 		procs        int
 		roundTimeout time.Duration
+		prometheus   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "up [train flags] --state DIR",
@@ -34,7 +35,9 @@ enrolment, HPKE-sealed reports and the shuffler's durable ledger in DIR
 the run as for train; the server writes the same metrics, to DIR/metrics.jsonl.
 Progress goes to stderr, each line prefixed with its process. Ctrl-C stops
 every process cleanly (the server checkpoints); the same command again
-resumes. Client noise is drawn from crypto/rand, so runs are not reproducible
+resumes. --prometheus serves both roles' Prometheus metrics on loopback ports
+and prints their addresses. The shuffler gets --delta and --target-epsilon of
+the train flags as its own (it owns the budget). Client noise is drawn from crypto/rand, so runs are not reproducible
 (--seed still picks theta_0 and the synthetic data).`,
 		Example: `  shuffledp up --dataset synthetic --model logreg --clients 200 --sample 20 --epochs 1 --state runs/up
   shuffledp ledger show --state runs/up --json`,
@@ -46,7 +49,8 @@ resumes. Client noise is drawn from crypto/rand, so runs are not reproducible
 			if f.metrics != "" {
 				return errors.New("metrics: up writes the metrics to DIR/metrics.jsonl")
 			}
-			if _, err := trainConfig(cmd, &f); err != nil { // refuse bad flags before starting anything
+			tc, err := trainConfig(cmd, &f) // refuse bad flags before starting anything
+			if err != nil {
 				return err
 			}
 			if procs < 1 {
@@ -59,7 +63,7 @@ resumes. Client noise is drawn from crypto/rand, so runs are not reproducible
 			var args []string
 			cmd.Flags().Visit(func(fl *pflag.Flag) {
 				switch fl.Name {
-				case "state", "client-processes", "round-timeout":
+				case "state", "client-processes", "round-timeout", "prometheus":
 					return
 				}
 				args = append(args, "--"+fl.Name+"="+fl.Value.String())
@@ -75,7 +79,8 @@ resumes. Client noise is drawn from crypto/rand, so runs are not reproducible
 			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			err = cluster.Up(ctx, cluster.Config{Exe: exe, State: f.state, TrainArgs: args, Clients: f.clients, DataDir: f.dataDir,
-				ClientProcesses: procs, Workers: workers, RoundTimeout: roundTimeout, Stderr: cmd.ErrOrStderr()})
+				ClientProcesses: procs, Workers: workers, RoundTimeout: roundTimeout, Stderr: cmd.ErrOrStderr(),
+				Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Metrics: prometheus})
 			if errors.Is(err, cluster.ErrInterrupted) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "up: stopped; state saved in %s; run the same command again to resume\n", f.state)
 				return errInterrupted
@@ -90,5 +95,6 @@ resumes. Client noise is drawn from crypto/rand, so runs are not reproducible
 	addTrainFlags(cmd.Flags(), &f)
 	cmd.Flags().IntVar(&procs, "client-processes", 1, "client processes sharing the clients (each hosts a contiguous range)")
 	cmd.Flags().DurationVar(&roundTimeout, "round-timeout", 0, "the shuffler's wait for a round's reports (0: its default)")
+	cmd.Flags().BoolVar(&prometheus, "prometheus", false, "serve the server's and the shuffler's Prometheus metrics on loopback ports (addresses printed; see --metrics-listen of server and shuffler)")
 	return cmd
 }
