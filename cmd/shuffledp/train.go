@@ -125,7 +125,7 @@ func addTrainFlags(fl *pflag.FlagSet, f *trainFlags) {
 	fl.StringVar(&f.model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1: ReLU, 32 filters in conv2), cnn-tanh (the authors' network: tanh, 16 filters, d = 13,706), mlp or logreg")
 	fl.IntVar(&f.clients, "clients", 60000, "n: number of clients, each holding one training example (the first n)")
 	fl.IntVar(&f.sample, "sample", 10000, "k: clients sampled without replacement per round")
-	fl.StringVar(&f.randomizer, "randomizer", "rinf", "local randomizer: none (non-private baseline), rinf, r1, r2, privunit (the R_2 arXiv Fig. 5(b) names) or djw (Duchi-Jordan-Wainwright l2, the R_2 of the authors' code)")
+	fl.StringVar(&f.randomizer, "randomizer", "rinf", "local randomizer: none (non-private baseline), rinf, r1, r2, privunit (the R_2 arXiv Fig. 5(b) names), djw (Duchi-Jordan-Wainwright l2, the R_2 of the authors' code), gaussian (each client adds N(0, C^2 sigma^2 I): DP-SGD in the shuffle model) or central-gaussian (the central-DP baseline; see Gaussian runs below)")
 	fl.StringVar(&f.clipNorm, "clip-norm", "", "clipping norm l1, l2 or linf (default: linf for rinf, l1 for r1, l2 for r2 and none)")
 	fl.Float64Var(&f.clip, "clip", 0.01, "clipping radius C: g <- g / max(1, ||g||_p / C)")
 	fl.StringVar(&f.linfClip, "linf-clip", "scale", "with --clip-norm linf: scale (Algorithm 1: g / max(1, ||g||_inf/C)) or clamp (each coordinate into [-C, C])")
