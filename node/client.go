@@ -155,7 +155,8 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		workers[id] = ws
 		return ws, nil
 	}
-	for id := range keys { // build the clients early, to check model and data
+	coin := randomizer.NewCryptoSource() // check-in decisions
+	for id := range keys {               // build the clients early, to check model and data
 		if _, err := workersFor(id); err != nil {
 			return err
 		}
@@ -192,21 +193,60 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		if a.Model == nil || a.Model.KeyId > 255 {
 			return errors.New("client: assignment without a model")
 		}
+		// The shuffler debits its ledger for the configuration it relays;
+		// the clients randomize with the one the server published. An
+		// untrusted server that told them apart (weaker noise for the
+		// clients than the shuffler accounts for) is caught here, before
+		// any report is computed.
+		if diff := sameRunConfig(spec.Config, a.Config); diff != "" {
+			return fmt.Errorf("client: round %d: the run configuration the shuffler accounts for differs from the server's in %s; refusing to report", a.Round, diff)
+		}
 		ws, err := workersFor(uint8(a.Model.KeyId))
 		if err != nil {
 			p.logf("round %d refused: %v", a.Round, err)
 			continue
 		}
 		round := protocol.Round{ID: a.Round, Model: protocol.Model{Run: a.Model.Run, Version: a.Model.Version, Params: a.Model.Params}}
-		if err := p.serve(ctx, shuf, ws, run, ds, &round, a.Clients); err != nil {
+		clients, declined := a.Clients, []*pb.ClientCredential(nil)
+		if run.Participation == protocol.ParticipationCheckIn {
+			if clients, declined, err = p.checkIn(run.Rate, a.Clients, coin); err != nil {
+				return err
+			}
+		}
+		if err := p.serve(ctx, shuf, ws, run, ds, &round, clients, declined); err != nil {
 			return err
 		}
 	}
 }
 
-// serve computes the reports of the round's sampled clients in parallel
-// and streams them to the shuffler in chunks as they are ready.
-func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*poolWorker, run protocol.RunConfig, ds *data.Dataset, round *protocol.Round, clients []int64) error {
+// checkIn decides for each client relayed a check-in round whether it
+// takes part, with probability rate from crypto/rand (client.CheckIn), and
+// returns those that do and the credentials of those that do not.
+func (p *ClientPool) checkIn(rate float64, clients []int64, coin randomizer.Source) ([]int64, []*pb.ClientCredential, error) {
+	var in []int64
+	var out []*pb.ClientCredential
+	for _, c := range clients {
+		if c < p.cfg.Lo || c >= p.cfg.Hi {
+			return nil, nil, fmt.Errorf("client: assigned client %d outside %d:%d", c, p.cfg.Lo, p.cfg.Hi)
+		}
+		ok, err := client.CheckIn(rate, coin)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			in = append(in, c)
+		} else {
+			out = append(out, &pb.ClientCredential{Client: c, Token: p.cfg.Credentials.Token(c)})
+		}
+	}
+	return in, out, nil
+}
+
+// serve computes the reports of the round's sampled (or checked-in)
+// clients in parallel and streams them to the shuffler in chunks as they
+// are ready, after the credentials of the clients that declined a
+// check-in round.
+func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*poolWorker, run protocol.RunConfig, ds *data.Dataset, round *protocol.Round, clients []int64, declined []*pb.ClientCredential) error {
 	for _, c := range clients {
 		if c < p.cfg.Lo || c >= p.cfg.Hi {
 			return fmt.Errorf("client: assigned client %d outside %d:%d", c, p.cfg.Lo, p.cfg.Hi)
@@ -215,6 +255,10 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 	stream, err := shuf.Submit(ctx)
 	if err != nil {
 		return fmt.Errorf("client: submit: %w", err)
+	}
+	var sendErr error
+	if len(declined) > 0 {
+		sendErr = stream.Send(&pb.ReportChunk{Run: run.Run, Round: round.ID, Declined: declined})
 	}
 	out := make(chan *pb.Report, 2*chunkReports)
 	var next atomic.Int64
@@ -241,7 +285,6 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 	}
 	go func() { wg.Wait(); close(out) }()
 	chunk := &pb.ReportChunk{Run: run.Run, Round: round.ID}
-	var sendErr error
 	for r := range out {
 		chunk.Reports = append(chunk.Reports, r)
 		if len(chunk.Reports) == chunkReports || len(out) == 0 {

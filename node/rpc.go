@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
 	"github.com/shuffledp/shuffledp/protocol"
@@ -43,7 +44,7 @@ func dial(addr string, tc *tls.Config) (*grpc.ClientConn, error) {
 func runConfigToPB(c protocol.RunConfig) *pb.RunConfig {
 	return &pb.RunConfig{Run: c.Run, Model: c.Model, Dim: int64(c.Dim), Randomizer: c.Randomizer, ClipNorm: c.ClipNorm,
 		Clip: c.Clip, ClampLinf: c.ClampLinf, Eps0: c.Eps0, Population: int64(c.Population), PerRound: int64(c.PerRound),
-		MinBatch: int64(c.MinBatch), ReportBytes: int64(c.ReportBytes)}
+		MinBatch: int64(c.MinBatch), ReportBytes: int64(c.ReportBytes), Sigma: c.Sigma, Participation: c.Participation, Rate: c.Rate}
 }
 
 func runConfigFromPB(p *pb.RunConfig) (protocol.RunConfig, error) {
@@ -57,14 +58,38 @@ func runConfigFromPB(p *pb.RunConfig) (protocol.RunConfig, error) {
 	}
 	c := protocol.RunConfig{Run: p.Run, Model: p.Model, Dim: int(p.Dim), Randomizer: p.Randomizer, ClipNorm: p.ClipNorm,
 		Clip: p.Clip, ClampLinf: p.ClampLinf, Eps0: p.Eps0, Population: int(p.Population), PerRound: int(p.PerRound),
-		MinBatch: int(p.MinBatch), ReportBytes: int(p.ReportBytes)}
+		MinBatch: int(p.MinBatch), ReportBytes: int(p.ReportBytes), Sigma: p.Sigma, Participation: p.Participation, Rate: p.Rate}
 	if err := c.Validate(); err != nil {
 		return protocol.RunConfig{}, fmt.Errorf("run config: %w", err)
 	}
 	if c.Randomizer == protocol.RandomizerNone {
 		return protocol.RunConfig{}, fmt.Errorf("run config: randomizer none has no reports to shuffle")
 	}
+	if c.Participation == protocol.ParticipationCheckIn && c.Randomizer != protocol.RandomizerGaussian {
+		return protocol.RunConfig{}, fmt.Errorf("run config: participation checkin needs randomizer gaussian (the accountant's checkin-gaussian curve), got %s", c.Randomizer)
+	}
 	return c, nil
+}
+
+// sameRunConfig reports the first field in which the run configuration the
+// shuffler debits for (shuf) differs from the one the server published to
+// the client (srv), or "" if they are equal.
+func sameRunConfig(srv, shuf *pb.RunConfig) string {
+	if shuf == nil {
+		return "config (the shuffler relayed none)"
+	}
+	if proto.Equal(srv, shuf) {
+		return ""
+	}
+	a, b := srv.ProtoReflect(), shuf.ProtoReflect()
+	fields := a.Descriptor().Fields()
+	for i := range fields.Len() {
+		f := fields.Get(i)
+		if !a.Get(f).Equal(b.Get(f)) {
+			return fmt.Sprintf("%s (server %v, shuffler %v)", f.Name(), a.Get(f), b.Get(f))
+		}
+	}
+	return "config"
 }
 
 // keyConfigs decodes the spec's key configs by id.

@@ -112,12 +112,14 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, errors.New("randomizer none has no shuffler: a networked run needs a private randomizer")
 	}
 	switch cfg.Train.Randomizer {
-	case "rinf", "r1", "r2", "privunit", "djw":
+	case "rinf", "r1", "r2", "privunit", "djw", training.RandomizerGaussian:
+	case training.RandomizerCentralGaussian:
+		return nil, errors.New("randomizer central-gaussian: not over the network: its clients send their clipped gradients unnoised and the untrusted server adds the noise, so the server would see every raw gradient (use randomizer gaussian: each client adds its own noise)")
 	default:
-		return nil, fmt.Errorf("randomizer %s: a networked run supports the eps0-LDP randomizers rinf, r1, r2, privunit and djw", cfg.Train.Randomizer)
+		return nil, fmt.Errorf("randomizer %s: a networked run supports the eps0-LDP randomizers rinf, r1, r2, privunit and djw, and gaussian", cfg.Train.Randomizer)
 	}
-	if cfg.Train.Participation != "" && cfg.Train.Participation != "sample" {
-		return nil, fmt.Errorf("participation %s: a networked run samples k of n at the shuffler (participation sample)", cfg.Train.Participation)
+	if cfg.Train.NoiseSum {
+		return nil, errors.New("noise-sum: a simulation shortcut (one summed noise vector); networked clients add their own noise")
 	}
 	if cfg.Dataset.Name != "mnist" && cfg.Dataset.Name != "synthetic" {
 		return nil, fmt.Errorf("dataset must be mnist or synthetic, got %q", cfg.Dataset.Name)
@@ -219,7 +221,7 @@ func (s *Server) Attach(m model.Model, test *data.Dataset) (int, error) {
 
 // reportSize is the randomizer's report size for the run of cfg on m.
 func reportSize(cfg training.Config, m model.Model) (int, error) {
-	r, err := protocol.NewRandomizer(protocol.RunConfig{Randomizer: cfg.Randomizer, Eps0: cfg.Eps0, Dim: m.NumParams(), Clip: cfg.Clip})
+	r, err := protocol.NewRandomizer(protocol.RunConfig{Randomizer: cfg.Randomizer, Eps0: cfg.Eps0, Dim: m.NumParams(), Clip: cfg.Clip, Sigma: cfg.Sigma})
 	if err != nil {
 		return 0, err
 	}
@@ -411,7 +413,8 @@ func (s *Server) checkBatch(p *pb.Batch) (protocol.Batch, error) {
 
 // CheckBatch validates a batch as the server receives it: the run's, of
 // reports of the run's length, at least the minimum batch and at most k of
-// them, no report id twice, all sealed to one key id among keys. It returns
+// them (under participation checkin, at most the population: the batch
+// size is random), no report id twice, all sealed to one key id among keys. It returns
 // the batch with its reports split (sub-slices of p.Reports).
 func CheckBatch(run protocol.RunConfig, keys map[uint8]bool, p *pb.Batch) (protocol.Batch, error) {
 	size := run.ReportBytes
@@ -423,9 +426,12 @@ func CheckBatch(run protocol.RunConfig, keys map[uint8]bool, p *pb.Batch) (proto
 	case p.Round < 1:
 		return protocol.Batch{}, batchErr(telemetry.ReasonWrongRound, fmt.Errorf("batch round %d", p.Round))
 	}
-	n := len(p.Reports) / size
-	if n < run.MinBatch || n > run.PerRound {
-		return protocol.Batch{}, fmt.Errorf("batch of %d reports, the run's batches have %d to %d", n, run.MinBatch, run.PerRound)
+	n, most := len(p.Reports)/size, run.PerRound
+	if run.Participation == protocol.ParticipationCheckIn {
+		most = run.Population
+	}
+	if n < run.MinBatch || n > most {
+		return protocol.Batch{}, fmt.Errorf("batch of %d reports, the run's batches have %d to %d", n, run.MinBatch, most)
 	}
 	b := protocol.Batch{Run: p.Run, Round: p.Round, Reports: make([][]byte, n)}
 	seen := make(map[[protocol.ReportIDSize]byte]struct{}, n)

@@ -9,6 +9,7 @@ import (
 	"log"
 	"math"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,6 +74,7 @@ type Shuffler struct {
 	// Set up by Run.
 	ready  chan struct{}
 	run    protocol.RunConfig
+	runPB  *pb.RunConfig // relayed with every assignment
 	keys   map[uint8]protocol.KeyConfig
 	svc    *shuffler.Service
 	budget *claimBudget
@@ -99,6 +101,23 @@ type openRound struct {
 	ids      map[[protocol.ReportIDSize]byte]struct{}
 	accepted int
 	complete chan struct{}
+	// Check-in: the clients that answered (reported or declined) and how
+	// many the round was relayed to; the round is complete when all have.
+	checkIn  bool
+	answered map[int64]struct{}
+	expected int
+}
+
+// answer records client's answer to a check-in round and closes complete
+// when every client relayed the round has answered. Called with s.mu held.
+func (r *openRound) answer(client int64) {
+	if _, dup := r.answered[client]; dup {
+		return
+	}
+	r.answered[client] = struct{}{}
+	if len(r.answered) == r.expected {
+		close(r.complete)
+	}
 }
 
 // NewShuffler returns a shuffler node; Run connects it to the server.
@@ -163,11 +182,10 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	if g, err := l.Epsilon(); err == nil {
 		s.cfg.Metrics.Ledger(g.Epsilon, int(l.Rounds()))
 	}
-	n, eps0 := int64(s.run.Population), s.run.Eps0
+	run := s.run
+	s.runPB = runConfigToPB(run)
 	s.budget = &claimBudget{ids: s.cfg.Store, inner: &shuffler.LedgerBudget{Ledger: l,
-		Event: func(k int) event.Event {
-			return event.Event{Mechanism: event.SubsampledShuffle, N: n, K: int64(k), Eps0: eps0}
-		}}}
+		Event: func(k int) event.Event { return RoundEvent(run, k) }}}
 	if s.svc, err = shuffler.NewService(shuffler.ServiceConfig{Run: s.run, Budget: s.budget}); err != nil {
 		return err
 	}
@@ -183,8 +201,8 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		s.finish()
 		g.GracefulStop()
 	}()
-	s.logf("run %s: n=%d k=%d, %s eps0=%g, reports of %d bytes; ledger at round %d, epsilon so far %s",
-		s.run.Run, s.run.Population, s.run.PerRound, s.run.Randomizer, s.run.Eps0, s.run.ReportBytes, max(l.LastRound(), 0), epsString(l))
+	s.logf("run %s: %s; reports of %d bytes; ledger at round %d, epsilon so far %s",
+		s.run.Run, RoundEvent(s.run, s.run.PerRound), s.run.ReportBytes, max(l.LastRound(), 0), epsString(l))
 	err = s.rounds(ctx, srv, l)
 	select {
 	case serr := <-serveErr:
@@ -304,11 +322,22 @@ func (s *Shuffler) waitClients(ctx context.Context) error {
 // batch was released; an error is fatal (a debited batch not forwarded).
 func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round protocol.Round, m *pb.Model, l *ledger.Ledger) (bool, error) {
 	start := time.Now()
-	r := &openRound{id: round.ID, keyID: uint8(m.KeyId), ids: make(map[[protocol.ReportIDSize]byte]struct{}, s.run.PerRound), complete: make(chan struct{})}
+	r := &openRound{id: round.ID, keyID: uint8(m.KeyId), ids: make(map[[protocol.ReportIDSize]byte]struct{}, s.run.PerRound), complete: make(chan struct{}),
+		checkIn: s.run.Participation == protocol.ParticipationCheckIn}
 	relay := &pb.Model{Run: m.Run, Version: m.Version, Params: m.Params, KeyId: m.KeyId}
 	s.mu.Lock()
 	s.round = r
 	byWorker := map[*worker][]int64{}
+	if r.checkIn { // the round goes to every client; each decides
+		r.answered = make(map[int64]struct{}, len(s.workers))
+		for c, w := range s.workers {
+			byWorker[w] = append(byWorker[w], c)
+		}
+		r.expected = len(s.workers)
+		for _, cs := range byWorker {
+			slices.Sort(cs)
+		}
+	}
 	for _, c := range s.svc.Sampled() {
 		if w := s.workers[int64(c)]; w != nil {
 			byWorker[w] = append(byWorker[w], int64(c))
@@ -317,7 +346,7 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 	s.mu.Unlock()
 	for w, cs := range byWorker {
 		select {
-		case w.send <- &pb.Assignment{Round: round.ID, Model: relay, Clients: cs}:
+		case w.send <- &pb.Assignment{Round: round.ID, Model: relay, Clients: cs, Config: s.runPB}:
 		case <-w.done:
 		}
 	}
@@ -494,6 +523,11 @@ func (s *Shuffler) Submit(stream grpc.ClientStreamingServer[pb.ReportChunk, pb.S
 			return err
 		}
 		round = chunk.Round
+		for _, d := range chunk.Declined {
+			if reason, ok := s.decline(chunk, d); !ok {
+				rejected[reason]++
+			}
+		}
 		for _, rep := range chunk.Reports {
 			if reason, ok := s.accept(chunk, rep); !ok {
 				rejected[reason]++
@@ -567,9 +601,33 @@ func (s *Shuffler) accept(chunk *pb.ReportChunk, rep *pb.Report) (Reason, bool) 
 	r.accepted++
 	s.stats.add(func(st *Stats) { st.Accepted++ })
 	s.cfg.Metrics.ReportAccepted()
-	if r.accepted == s.run.PerRound {
+	if r.checkIn {
+		if s.workers[rep.Client] != nil {
+			r.answer(rep.Client)
+		}
+	} else if r.accepted == s.run.PerRound {
 		close(r.complete)
 	}
+	return "", true
+}
+
+// decline records that an authenticated client did not check in to the
+// open round (participation checkin), so the round can end as soon as
+// every client has answered instead of at the timeout.
+func (s *Shuffler) decline(chunk *pb.ReportChunk, d *pb.ClientCredential) (Reason, bool) {
+	if chunk.Run != s.run.Run || !s.cfg.Enroller.Verify(d.Client, d.Token) {
+		return RejectUnauthenticated, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.round
+	switch {
+	case r == nil || chunk.Round != r.id:
+		return RejectWrongRound, false
+	case !r.checkIn || s.workers[d.Client] == nil:
+		return RejectNotSampled, false
+	}
+	r.answer(d.Client)
 	return "", true
 }
 

@@ -55,6 +55,8 @@ func TestShufflerMetrics(t *testing.T) {
 	m.ReportRejected(ReasonReplay)
 	m.ReportRejected(ReasonReplay)
 	m.ReportRejected("client-chosen-label") // must not create a new series
+	m.ReportsRejected(ReasonWrongKey, 3)
+	m.ReportsRejected(ReasonWrongKey, 0)
 	m.RoundDiscarded(ReasonIncomplete)
 	m.RoundReleased(5, 20*time.Millisecond, 0.25, 7)
 
@@ -66,6 +68,9 @@ func TestShufflerMetrics(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.reportsRejected.WithLabelValues("other")); got != 1 {
 		t.Errorf("other = %g, want 1 (unknown label folded)", got)
+	}
+	if got := testutil.ToFloat64(m.reportsRejected.WithLabelValues("wrong_key")); got != 3 {
+		t.Errorf("wrong_key = %g, want 3", got)
 	}
 	if n := testutil.CollectAndCount(m.reportsRejected); n != len(ReportReasons) {
 		t.Errorf("rejection series = %d, want the closed set of %d", n, len(ReportReasons))

@@ -34,19 +34,27 @@ const (
 
 // RunConfig mirrors protocol.RunConfig: the run's public configuration.
 type RunConfig struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Run           string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
-	Model         string                 `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
-	Dim           int64                  `protobuf:"varint,3,opt,name=dim,proto3" json:"dim,omitempty"`
-	Randomizer    string                 `protobuf:"bytes,4,opt,name=randomizer,proto3" json:"randomizer,omitempty"`
-	ClipNorm      string                 `protobuf:"bytes,5,opt,name=clip_norm,json=clipNorm,proto3" json:"clip_norm,omitempty"`
-	Clip          float64                `protobuf:"fixed64,6,opt,name=clip,proto3" json:"clip,omitempty"`
-	ClampLinf     bool                   `protobuf:"varint,7,opt,name=clamp_linf,json=clampLinf,proto3" json:"clamp_linf,omitempty"`
-	Eps0          float64                `protobuf:"fixed64,8,opt,name=eps0,proto3" json:"eps0,omitempty"`
-	Population    int64                  `protobuf:"varint,9,opt,name=population,proto3" json:"population,omitempty"`
-	PerRound      int64                  `protobuf:"varint,10,opt,name=per_round,json=perRound,proto3" json:"per_round,omitempty"`
-	MinBatch      int64                  `protobuf:"varint,11,opt,name=min_batch,json=minBatch,proto3" json:"min_batch,omitempty"`
-	ReportBytes   int64                  `protobuf:"varint,12,opt,name=report_bytes,json=reportBytes,proto3" json:"report_bytes,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Run         string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	Model       string                 `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	Dim         int64                  `protobuf:"varint,3,opt,name=dim,proto3" json:"dim,omitempty"`
+	Randomizer  string                 `protobuf:"bytes,4,opt,name=randomizer,proto3" json:"randomizer,omitempty"`
+	ClipNorm    string                 `protobuf:"bytes,5,opt,name=clip_norm,json=clipNorm,proto3" json:"clip_norm,omitempty"`
+	Clip        float64                `protobuf:"fixed64,6,opt,name=clip,proto3" json:"clip,omitempty"`
+	ClampLinf   bool                   `protobuf:"varint,7,opt,name=clamp_linf,json=clampLinf,proto3" json:"clamp_linf,omitempty"`
+	Eps0        float64                `protobuf:"fixed64,8,opt,name=eps0,proto3" json:"eps0,omitempty"`
+	Population  int64                  `protobuf:"varint,9,opt,name=population,proto3" json:"population,omitempty"`
+	PerRound    int64                  `protobuf:"varint,10,opt,name=per_round,json=perRound,proto3" json:"per_round,omitempty"`
+	MinBatch    int64                  `protobuf:"varint,11,opt,name=min_batch,json=minBatch,proto3" json:"min_batch,omitempty"`
+	ReportBytes int64                  `protobuf:"varint,12,opt,name=report_bytes,json=reportBytes,proto3" json:"report_bytes,omitempty"`
+	// sigma is the noise multiplier of randomizer gaussian (each client adds
+	// N(0, clip^2 sigma^2 I)); 0 otherwise.
+	Sigma float64 `protobuf:"fixed64,13,opt,name=sigma,proto3" json:"sigma,omitempty"`
+	// participation is "" (the shuffler samples per_round of population) or
+	// "checkin" (every client checks in with probability rate, deciding
+	// with its own randomness).
+	Participation string  `protobuf:"bytes,14,opt,name=participation,proto3" json:"participation,omitempty"`
+	Rate          float64 `protobuf:"fixed64,15,opt,name=rate,proto3" json:"rate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -161,6 +169,27 @@ func (x *RunConfig) GetMinBatch() int64 {
 func (x *RunConfig) GetReportBytes() int64 {
 	if x != nil {
 		return x.ReportBytes
+	}
+	return 0
+}
+
+func (x *RunConfig) GetSigma() float64 {
+	if x != nil {
+		return x.Sigma
+	}
+	return 0
+}
+
+func (x *RunConfig) GetParticipation() string {
+	if x != nil {
+		return x.Participation
+	}
+	return ""
+}
+
+func (x *RunConfig) GetRate() float64 {
+	if x != nil {
+		return x.Rate
 	}
 	return 0
 }
@@ -780,7 +809,13 @@ type Assignment struct {
 	// clients are the caller's clients sampled in the round.
 	Clients []int64 `protobuf:"varint,3,rep,packed,name=clients,proto3" json:"clients,omitempty"`
 	// finished: the run is over; the caller should disconnect.
-	Finished      bool `protobuf:"varint,4,opt,name=finished,proto3" json:"finished,omitempty"`
+	Finished bool `protobuf:"varint,4,opt,name=finished,proto3" json:"finished,omitempty"`
+	// config is the run configuration the shuffler debits its ledger for
+	// (eps0 or sigma, randomizer, n, k, participation): a client refuses to
+	// report if it differs from the one the server published to it, so an
+	// untrusted server cannot tell the shuffler one configuration and the
+	// clients another.
+	Config        *RunConfig `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -841,6 +876,13 @@ func (x *Assignment) GetFinished() bool {
 		return x.Finished
 	}
 	return false
+}
+
+func (x *Assignment) GetConfig() *RunConfig {
+	if x != nil {
+		return x.Config
+	}
+	return nil
 }
 
 type Report struct {
@@ -904,10 +946,14 @@ func (x *Report) GetSealed() []byte {
 }
 
 type ReportChunk struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Run           string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
-	Round         int64                  `protobuf:"varint,2,opt,name=round,proto3" json:"round,omitempty"`
-	Reports       []*Report              `protobuf:"bytes,3,rep,name=reports,proto3" json:"reports,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Run     string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	Round   int64                  `protobuf:"varint,2,opt,name=round,proto3" json:"round,omitempty"`
+	Reports []*Report              `protobuf:"bytes,3,rep,name=reports,proto3" json:"reports,omitempty"`
+	// declined (participation checkin): the caller's clients relayed the
+	// round that did not check in, each with its credential, so the
+	// shuffler knows when every client has answered.
+	Declined      []*ClientCredential `protobuf:"bytes,4,rep,name=declined,proto3" json:"declined,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -959,6 +1005,13 @@ func (x *ReportChunk) GetRound() int64 {
 func (x *ReportChunk) GetReports() []*Report {
 	if x != nil {
 		return x.Reports
+	}
+	return nil
+}
+
+func (x *ReportChunk) GetDeclined() []*ClientCredential {
+	if x != nil {
+		return x.Declined
 	}
 	return nil
 }
@@ -1021,7 +1074,7 @@ var File_shuffledp_proto protoreflect.FileDescriptor
 
 const file_shuffledp_proto_rawDesc = "" +
 	"\n" +
-	"\x0fshuffledp.proto\x12\fshuffledp.v1\"\xc6\x02\n" +
+	"\x0fshuffledp.proto\x12\fshuffledp.v1\"\x96\x03\n" +
 	"\tRunConfig\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x10\n" +
@@ -1040,7 +1093,10 @@ const file_shuffledp_proto_rawDesc = "" +
 	"\tper_round\x18\n" +
 	" \x01(\x03R\bperRound\x12\x1b\n" +
 	"\tmin_batch\x18\v \x01(\x03R\bminBatch\x12!\n" +
-	"\freport_bytes\x18\f \x01(\x03R\vreportBytes\"1\n" +
+	"\freport_bytes\x18\f \x01(\x03R\vreportBytes\x12\x14\n" +
+	"\x05sigma\x18\r \x01(\x01R\x05sigma\x12$\n" +
+	"\rparticipation\x18\x0e \x01(\tR\rparticipation\x12\x12\n" +
+	"\x04rate\x18\x0f \x01(\x01R\x04rate\"1\n" +
 	"\aDataset\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04seed\x18\x02 \x01(\x04R\x04seed\"\x0f\n" +
@@ -1077,21 +1133,23 @@ const file_shuffledp_proto_rawDesc = "" +
 	"\x05token\x18\x02 \x01(\fR\x05token\"Y\n" +
 	"\vWorkRequest\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x128\n" +
-	"\aclients\x18\x02 \x03(\v2\x1e.shuffledp.v1.ClientCredentialR\aclients\"\x83\x01\n" +
+	"\aclients\x18\x02 \x03(\v2\x1e.shuffledp.v1.ClientCredentialR\aclients\"\xb4\x01\n" +
 	"\n" +
 	"Assignment\x12\x14\n" +
 	"\x05round\x18\x01 \x01(\x03R\x05round\x12)\n" +
 	"\x05model\x18\x02 \x01(\v2\x13.shuffledp.v1.ModelR\x05model\x12\x18\n" +
 	"\aclients\x18\x03 \x03(\x03R\aclients\x12\x1a\n" +
-	"\bfinished\x18\x04 \x01(\bR\bfinished\"N\n" +
+	"\bfinished\x18\x04 \x01(\bR\bfinished\x12/\n" +
+	"\x06config\x18\x05 \x01(\v2\x17.shuffledp.v1.RunConfigR\x06config\"N\n" +
 	"\x06Report\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x03R\x06client\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\fR\x05token\x12\x16\n" +
-	"\x06sealed\x18\x03 \x01(\fR\x06sealed\"e\n" +
+	"\x06sealed\x18\x03 \x01(\fR\x06sealed\"\xa1\x01\n" +
 	"\vReportChunk\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x14\n" +
 	"\x05round\x18\x02 \x01(\x03R\x05round\x12.\n" +
-	"\areports\x18\x03 \x03(\v2\x14.shuffledp.v1.ReportR\areports\"\xa7\x01\n" +
+	"\areports\x18\x03 \x03(\v2\x14.shuffledp.v1.ReportR\areports\x12:\n" +
+	"\bdeclined\x18\x04 \x03(\v2\x1e.shuffledp.v1.ClientCredentialR\bdeclined\"\xa7\x01\n" +
 	"\tSubmitAck\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\x03R\baccepted\x12A\n" +
 	"\brejected\x18\x02 \x03(\v2%.shuffledp.v1.SubmitAck.RejectedEntryR\brejected\x1a;\n" +
@@ -1144,25 +1202,27 @@ var file_shuffledp_proto_depIdxs = []int32{
 	1,  // 1: shuffledp.v1.RunSpec.dataset:type_name -> shuffledp.v1.Dataset
 	10, // 2: shuffledp.v1.WorkRequest.clients:type_name -> shuffledp.v1.ClientCredential
 	5,  // 3: shuffledp.v1.Assignment.model:type_name -> shuffledp.v1.Model
-	13, // 4: shuffledp.v1.ReportChunk.reports:type_name -> shuffledp.v1.Report
-	16, // 5: shuffledp.v1.SubmitAck.rejected:type_name -> shuffledp.v1.SubmitAck.RejectedEntry
-	2,  // 6: shuffledp.v1.Server.GetRun:input_type -> shuffledp.v1.GetRunRequest
-	4,  // 7: shuffledp.v1.Server.GetModel:input_type -> shuffledp.v1.GetModelRequest
-	6,  // 8: shuffledp.v1.Server.SubmitBatch:input_type -> shuffledp.v1.Batch
-	8,  // 9: shuffledp.v1.Server.Stop:input_type -> shuffledp.v1.StopRequest
-	11, // 10: shuffledp.v1.Shuffler.Work:input_type -> shuffledp.v1.WorkRequest
-	14, // 11: shuffledp.v1.Shuffler.Submit:input_type -> shuffledp.v1.ReportChunk
-	3,  // 12: shuffledp.v1.Server.GetRun:output_type -> shuffledp.v1.RunSpec
-	5,  // 13: shuffledp.v1.Server.GetModel:output_type -> shuffledp.v1.Model
-	7,  // 14: shuffledp.v1.Server.SubmitBatch:output_type -> shuffledp.v1.BatchAck
-	9,  // 15: shuffledp.v1.Server.Stop:output_type -> shuffledp.v1.StopAck
-	12, // 16: shuffledp.v1.Shuffler.Work:output_type -> shuffledp.v1.Assignment
-	15, // 17: shuffledp.v1.Shuffler.Submit:output_type -> shuffledp.v1.SubmitAck
-	12, // [12:18] is the sub-list for method output_type
-	6,  // [6:12] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	0,  // 4: shuffledp.v1.Assignment.config:type_name -> shuffledp.v1.RunConfig
+	13, // 5: shuffledp.v1.ReportChunk.reports:type_name -> shuffledp.v1.Report
+	10, // 6: shuffledp.v1.ReportChunk.declined:type_name -> shuffledp.v1.ClientCredential
+	16, // 7: shuffledp.v1.SubmitAck.rejected:type_name -> shuffledp.v1.SubmitAck.RejectedEntry
+	2,  // 8: shuffledp.v1.Server.GetRun:input_type -> shuffledp.v1.GetRunRequest
+	4,  // 9: shuffledp.v1.Server.GetModel:input_type -> shuffledp.v1.GetModelRequest
+	6,  // 10: shuffledp.v1.Server.SubmitBatch:input_type -> shuffledp.v1.Batch
+	8,  // 11: shuffledp.v1.Server.Stop:input_type -> shuffledp.v1.StopRequest
+	11, // 12: shuffledp.v1.Shuffler.Work:input_type -> shuffledp.v1.WorkRequest
+	14, // 13: shuffledp.v1.Shuffler.Submit:input_type -> shuffledp.v1.ReportChunk
+	3,  // 14: shuffledp.v1.Server.GetRun:output_type -> shuffledp.v1.RunSpec
+	5,  // 15: shuffledp.v1.Server.GetModel:output_type -> shuffledp.v1.Model
+	7,  // 16: shuffledp.v1.Server.SubmitBatch:output_type -> shuffledp.v1.BatchAck
+	9,  // 17: shuffledp.v1.Server.Stop:output_type -> shuffledp.v1.StopAck
+	12, // 18: shuffledp.v1.Shuffler.Work:output_type -> shuffledp.v1.Assignment
+	15, // 19: shuffledp.v1.Shuffler.Submit:output_type -> shuffledp.v1.SubmitAck
+	14, // [14:20] is the sub-list for method output_type
+	8,  // [8:14] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_shuffledp_proto_init() }

@@ -1,0 +1,145 @@
+package node
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/pki"
+	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
+	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/training"
+)
+
+// TestGaussianOverTheNetwork runs randomizer gaussian with k of n sampled
+// and with shuffled check-in through a server node, a shuffler node and a
+// ClientPool (crypto/rand noise and check-in coins), and checks that every
+// debit on the shuffler's ledger is the event the accountant prices for
+// that mechanism: subsampled-shuffle-gaussian (n, k = the batch, sigma) and
+// checkin-gaussian (n, rate, sigma), and that the check-in batches are the
+// clients that checked in (every one of them: no round waits for the
+// timeout, the declines end it).
+func TestGaussianOverTheNetwork(t *testing.T) {
+	const sigma = 4
+	for _, tc := range []struct {
+		name   string
+		train  func(*training.Config)
+		want   func(reports int) event.Event
+		rounds int
+	}{
+		{"gaussian k of n", func(c *training.Config) {
+			c.Randomizer, c.Eps0, c.Sigma, c.Clip = training.RandomizerGaussian, 0, sigma, 1
+		}, func(k int) event.Event {
+			return event.Event{Mechanism: event.SubsampledShuffleGaussian, N: 20, K: int64(k), Sigma: sigma}
+		}, 2},
+		{"gaussian check-in", func(c *training.Config) {
+			c.Randomizer, c.Eps0, c.Sigma, c.Clip = training.RandomizerGaussian, 0, sigma, 1
+			c.Participation, c.Rate, c.Sample = training.ParticipationCheckIn, 0.9, 0
+			c.Epochs = 1.8 // expected batch 18: 2 rounds
+		}, func(int) event.Event {
+			return event.Event{Mechanism: event.CheckinGaussian, N: 20, Rate: 0.9, Sigma: sigma}
+		}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			store := ledger.NewMemoryStore()
+			sh, srvAddr, shAddr, pkiDir, done := startNodesWith(t, store, nodeOptions{train: tc.train})
+			tlsc, err := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			enr, err := pki.LoadEnroller(pkiDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Two pools, so a check-in round ends only when both answered.
+			errs := make(chan error, 2)
+			var pools []*ClientPool
+			for _, r := range [][2]int64{{0, 7}, {7, 20}} {
+				creds, err := enr.Enrol(r[0], r[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				pool, err := NewClientPool(ClientPoolConfig{Shuffler: shAddr, Server: srvAddr, TLS: tlsc, Credentials: creds, Workers: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pools = append(pools, pool)
+				go func() { errs <- pool.Run(ctx) }()
+			}
+			for range pools {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("server: %v", err)
+			}
+			runs, err := store.Runs(ctx)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("runs %v, %v", runs, err)
+			}
+			entries, err := store.Entries(ctx, runs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := sh.Stats()
+			if len(entries) != tc.rounds || st.Released != int64(tc.rounds) || st.Discarded != 0 {
+				t.Fatalf("%d ledger entries, stats %+v; want %d rounds released", len(entries), st, tc.rounds)
+			}
+			var reports int64
+			for _, e := range entries {
+				if e.Event != tc.want(e.Reports) {
+					t.Errorf("round %d: event %+v, want %+v", e.Round, e.Event, tc.want(e.Reports))
+				}
+				reports += int64(e.Reports)
+			}
+			if got := pools[0].Reports() + pools[1].Reports(); got != reports || reports != st.Forwarded {
+				t.Errorf("pools %d reports accepted, ledger %d, forwarded %d", got, reports, st.Forwarded)
+			}
+		})
+	}
+}
+
+// TestCentralGaussianRefused: central-gaussian stays off the network (its
+// clients would send raw gradients to the untrusted server), by name.
+func TestCentralGaussianRefused(t *testing.T) {
+	lr, _ := training.ParseLRSchedule("0.3")
+	_, err := NewServer(context.Background(), ServerConfig{Train: training.Config{Clients: 20, Sample: 5,
+		Randomizer: training.RandomizerCentralGaussian, Sigma: 1, Clip: 1, Delta: 1e-5, Epochs: 1, LR: lr},
+		Dataset: Dataset{Name: "synthetic"}, TLS: tlsStub()})
+	if err == nil || !strings.Contains(err.Error(), "central-gaussian") || !strings.Contains(err.Error(), "raw gradient") {
+		t.Fatalf("NewServer(central-gaussian): %v", err)
+	}
+}
+
+// TestSameRunConfig: the client pool's check that the configuration the
+// shuffler debits for is the server's names the first differing field.
+func TestSameRunConfig(t *testing.T) {
+	base := runConfigToPB(protocol.RunConfig{Run: "r", Randomizer: "rinf", Eps0: 2, Population: 20, PerRound: 5, Dim: 7})
+	if d := sameRunConfig(base, runConfigToPB(protocol.RunConfig{Run: "r", Randomizer: "rinf", Eps0: 2, Population: 20, PerRound: 5, Dim: 7})); d != "" {
+		t.Errorf("equal configs differ in %s", d)
+	}
+	for _, tc := range []struct {
+		change func(*pb.RunConfig)
+		field  string
+	}{
+		{func(c *pb.RunConfig) { c.Eps0 = 8 }, "eps0"},
+		{func(c *pb.RunConfig) { c.PerRound = 4 }, "per_round"},
+		{func(c *pb.RunConfig) { c.Randomizer = "r1" }, "randomizer"},
+		{func(c *pb.RunConfig) { c.Sigma = 0.5 }, "sigma"},
+		{func(c *pb.RunConfig) { c.Participation, c.Rate = "checkin", 0.5 }, "participation"},
+	} {
+		other := runConfigToPB(protocol.RunConfig{Run: "r", Randomizer: "rinf", Eps0: 2, Population: 20, PerRound: 5, Dim: 7})
+		tc.change(other)
+		if d := sameRunConfig(base, other); !strings.HasPrefix(d, tc.field+" ") {
+			t.Errorf("config changed in %s: reported %q", tc.field, d)
+		}
+	}
+	if d := sameRunConfig(base, nil); !strings.HasPrefix(d, "config") {
+		t.Errorf("no relayed config: %q", d)
+	}
+}
