@@ -22,5 +22,5 @@ func Example() {
 	m.RoundReleased(1, 3*time.Millisecond, 0.05, 1)
 	n, _ := testutil.GatherAndCount(reg, "shuffledp_shuffler_reports_rejected_total")
 	fmt.Println(telemetry.Rejection(shuffler.ErrDuplicate), n)
-	// Output: duplicate 11
+	// Output: duplicate 12
 }
