@@ -19,14 +19,18 @@ import (
 
 // postgresMigrations[v] takes a PostgreSQL ledger from schema version v to
 // v+1. Version 1 is SQLite's schema unchanged; version 2 keeps report IDs
-// as uuid, PostgreSQL's 16-byte type.
+// as uuid, PostgreSQL's 16-byte type, under the key (id, run): random ids
+// first, so that comparisons in the index are decided by the id and not
+// by the run shared by every row (measured, interleaved on one server: 59
+// ms of server CPU per 10,000-id INSERT ... ON CONFLICT, against 67 ms with
+// (run, id)).
 var postgresMigrations = [][]string{
 	schema,
 	{`CREATE TABLE IF NOT EXISTS report_ids (
 		run   TEXT NOT NULL,
 		id    UUID NOT NULL,
 		round BIGINT NOT NULL CHECK (round >= 0),
-		PRIMARY KEY (run, id)
+		PRIMARY KEY (id, run)
 	)`},
 }
 
@@ -388,7 +392,7 @@ func (s *PostgresStore) Entries(ctx context.Context, run string) ([]Entry, error
 }
 
 // Check implements Store: the schema version; the constraints that make
-// debits unique (UNIQUE (run, round) on entries, the primary key (run, id)
+// debits unique (UNIQUE (run, round) on entries, the primary key (id, run)
 // of report_ids) and the entries' foreign key are present and validated;
 // every entry decodes to a valid entry; every run's entry count equals its
 // number of entries; no entry belongs to an unregistered run.
@@ -403,7 +407,7 @@ func (s *PostgresStore) Check(ctx context.Context) error {
 		{"runs", "p", "the primary key of runs"},
 	}
 	if version >= 2 {
-		want = append(want, struct{ table, kind, what string }{"report_ids", "p", "the primary key (run, id) of report_ids"})
+		want = append(want, struct{ table, kind, what string }{"report_ids", "p", "the primary key (id, run) of report_ids"})
 	}
 	for _, c := range want {
 		var n int
@@ -430,7 +434,7 @@ func (s *PostgresStore) Check(ctx context.Context) error {
 
 // ClaimReportIDs implements ReportIDStore in one transaction of two
 // statements, each taking the ids as one uuid[] parameter: an INSERT ...
-// SELECT FROM unnest(ids) ... ON CONFLICT (run, id) DO NOTHING, in key
+// SELECT FROM unnest(ids) ... ON CONFLICT (id, run) DO NOTHING, in key
 // order (so that two claims of overlapping ids lock them in one order and
 // cannot deadlock), and, only if some ids were not inserted, a SELECT of
 // those recorded under another round. The INSERT waits for a concurrent
@@ -456,7 +460,7 @@ func (s *PostgresStore) ClaimReportIDs(ctx context.Context, run string, round in
 		err := tx.QueryRow(ctx, `WITH claimed AS (
 				INSERT INTO report_ids (run, id, round)
 				SELECT $1, id, $2 FROM unnest($3::uuid[]) AS ids (id) ORDER BY id
-				ON CONFLICT (run, id) DO NOTHING
+				ON CONFLICT (id, run) DO NOTHING
 				RETURNING 1)
 			SELECT count(*) FROM claimed`, run, round, sorted).Scan(&inserted)
 		if err != nil {
