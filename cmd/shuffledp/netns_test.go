@@ -131,8 +131,10 @@ func TestThreeHostsNetns(t *testing.T) {
 	}
 	// Copied to the shuffler host: ca.pem, its pair and the credential
 	// secret; to the client host: ca.pem and the credential files enrolled
-	// on the shuffler host. The server keeps its pair and ca.pem (ca.key
-	// stays there too, offline in a real deployment).
+	// on the shuffler host. The server runs with ca.pem and its pair only
+	// (ca.key is kept offline).
+	srvPKI := filepath.Join(dir, "srv", "certs")
+	copyFiles(t, pkiDir, srvPKI, "ca.pem", "server.pem", "server.key")
 	shfPKI := filepath.Join(dir, "shf", "pki")
 	copyFiles(t, pkiDir, shfPKI, "ca.pem", "shuffler.pem", "shuffler.key", "clients.key")
 	cliDir := filepath.Join(dir, "cli")
@@ -162,7 +164,7 @@ func TestThreeHostsNetns(t *testing.T) {
 	}
 	srvAddr, shfAddr := netnsServerIP+":7060", netnsShufflerIP+":7061"
 	srvArgs := append([]string{"server", "--listen", srvAddr, "--addr-file", filepath.Join(dir, "srv", "addr"),
-		"--state", filepath.Join(dir, "srv", "state"), "--pki", pkiDir, "--epochs", "1"}, upRun...)
+		"--state", filepath.Join(dir, "srv", "state"), "--pki", srvPKI, "--epochs", "1"}, upRun...)
 	srv, srvOut := start("srv", srvArgs...)
 	waitFile(t, filepath.Join(dir, "srv", "addr"), srv, srvOut)
 	shfState := filepath.Join(dir, "shf", "state")
