@@ -59,6 +59,28 @@ func axpy4Rows(dst, in, w []float64, stride int) {
 }
 
 //go:noescape
+func maxAbsBitsAVX2(v []float64, lanes *[4]uint64)
+
+// maxAbsBits returns the largest bit pattern of |v_i| (sign cleared) as
+// an unsigned integer: 0 for an empty v, above 0x7ff0000000000000 iff some
+// v_i is NaN. Integers order like the magnitudes.
+func maxAbsBits(v []float64) uint64 {
+	const absMask = 1<<63 - 1
+	var m uint64
+	k := 0
+	if useAVX2 && len(v) >= 4 {
+		var lanes [4]uint64
+		maxAbsBitsAVX2(v, &lanes)
+		m = max(max(lanes[0], lanes[1]), max(lanes[2], lanes[3]))
+		k = len(v) &^ 3
+	}
+	for _, x := range v[k:] {
+		m = max(m, math.Float64bits(x)&absMask)
+	}
+	return m
+}
+
+//go:noescape
 func maxPoolRowAVX2(a *float64, out []float64, arg *int64, idx *[4]int64, ch, rowStride int)
 
 // maxPoolRow is maxPoolRowGeneric, four outputs at a time with AVX2.

@@ -429,3 +429,49 @@ wdone:
 	VMOVUPD Y3, 96(DI)
 	VZEROUPPER
 	RET
+
+// func maxAbsBitsAVX2(v []float64, lanes *[4]uint64)
+// lanes[l] = the maximum over i ≡ l (mod 4), i < len(v) &^ 3, of the bits of
+// v[i] without the sign (compared as signed 64-bit integers, which they
+// are: the top bit is clear). The caller reduces the lanes and the tail.
+TEXT ·maxAbsBitsAVX2(SB), NOSPLIT, $0-32
+	MOVQ         v_base+0(FP), SI
+	MOVQ         v_len+8(FP), CX
+	MOVQ         lanes+24(FP), DI
+	ANDQ         $-4, CX
+	MOVQ         $0x7fffffffffffffff, AX
+	MOVQ         AX, X7
+	VPBROADCASTQ X7, Y7
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-8, DX
+
+mloop8:
+	CMPQ      AX, DX
+	JGE       mloop4
+	VPAND     (SI)(AX*8), Y7, Y2
+	VPAND     32(SI)(AX*8), Y7, Y3
+	VPCMPGTQ  Y0, Y2, Y4
+	VPCMPGTQ  Y1, Y3, Y5
+	VBLENDVPD Y4, Y2, Y0, Y0
+	VBLENDVPD Y5, Y3, Y1, Y1
+	ADDQ      $8, AX
+	JMP       mloop8
+
+mloop4:
+	CMPQ      AX, CX
+	JGE       mdone
+	VPAND     (SI)(AX*8), Y7, Y2
+	VPCMPGTQ  Y0, Y2, Y4
+	VBLENDVPD Y4, Y2, Y0, Y0
+	ADDQ      $4, AX
+	JMP       mloop4
+
+mdone:
+	VPCMPGTQ  Y0, Y1, Y4
+	VBLENDVPD Y4, Y1, Y0, Y0
+	VMOVDQU   Y0, (DI)
+	VZEROUPPER
+	RET

@@ -102,3 +102,25 @@ func axpyDotDot(w, g []float64) (s float64) {
 	}
 	return
 }
+
+// axpyDotDot8 sets s[q] = axpyDotDot(w[q*n:(q+1)*n], g), n = len(g), for
+// eight consecutive rows of w, each summed in the same order with the same
+// operations as axpyDotDot, interleaved so that the eight dependency chains
+// overlap.
+func axpyDotDot8(s *[8]float64, w, g []float64) {
+	n := len(g)
+	w0, w1, w2, w3 := w[:n], w[n:2*n], w[2*n:3*n], w[3*n:4*n]
+	w4, w5, w6, w7 := w[4*n:5*n], w[5*n:6*n], w[6*n:7*n], w[7*n:8*n]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float64
+	for k, gk := range g {
+		s0 += w0[k] * gk
+		s1 += w1[k] * gk
+		s2 += w2[k] * gk
+		s3 += w3[k] * gk
+		s4 += w4[k] * gk
+		s5 += w5[k] * gk
+		s6 += w6[k] * gk
+		s7 += w7[k] * gk
+	}
+	*s = [8]float64{s0, s1, s2, s3, s4, s5, s6, s7}
+}

@@ -30,3 +30,6 @@ func maxPoolRow(a, out []float64, arg []int64, base, ch, rowStride int) {
 func axpy4Refs(dst, w []float64, refs []tapRef) { axpy4RefsGeneric(dst, w, refs) }
 
 func axpy4Rows(dst, in, w []float64, stride int) { axpy4RowsGeneric(dst, in, w, stride) }
+
+// maxAbsBits returns the largest bit pattern of |v_i| (sign cleared).
+func maxAbsBits(v []float64) uint64 { return maxAbsBitsGeneric(v) }

@@ -125,3 +125,26 @@ func TestAxpy4ListsMatchGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxAbsBitsMatchesGeneric: the dispatched maxAbsBits equals the Go
+// loop on every length, with NaNs, infinities and both zeros.
+func TestMaxAbsBitsMatchesGeneric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(67, 68))
+	vals := []float64{0, math.Copysign(0, -1), 1, -3, 5e-324, math.Inf(-1), math.Inf(1), math.NaN(),
+		math.Float64frombits(0xfff8000000000001), -1e308, 0.25}
+	for n := 0; n <= 70; n++ {
+		for range 20 {
+			v := make([]float64, n)
+			for i := range v {
+				if rng.IntN(3) == 0 {
+					v[i] = vals[rng.IntN(len(vals))]
+				} else {
+					v[i] = rng.NormFloat64()
+				}
+			}
+			if got, want := maxAbsBits(v), maxAbsBitsGeneric(v); got != want {
+				t.Fatalf("n=%d: maxAbsBits %#x, generic %#x (%v)", n, got, want, v)
+			}
+		}
+	}
+}
