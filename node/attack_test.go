@@ -1,0 +1,870 @@
+package node
+
+// Failure and attack tests of the shuffler node (issue 14, item 7): a real
+// Shuffler on a real TLS listener, driven by a hand-written client over
+// gRPC and forwarding to a stand-in server (fakeServer) that records every
+// batch exactly as it arrives on the wire. The stand-in holds the HPKE key,
+// so it can also tell which reports the shuffler forwarded.
+
+import (
+	"context"
+	"crypto/rand"
+	"net"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/pki"
+	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
+	"github.com/shuffledp/shuffledp/protocol"
+)
+
+// attackReport is the report size (before sealing) of the stand-in run.
+const attackReport = 8
+
+// fakeServer is the server's gRPC service as a stand-in: it publishes a run
+// specification and a model of version v after v batches, records every
+// batch the shuffler submits (the message and the metadata as received) and
+// finishes the run after rounds batches.
+type fakeServer struct {
+	pb.UnimplementedServerServer
+	spec   *pb.RunSpec
+	key    protocol.ReceiverKey
+	rounds int
+
+	mu       sync.Mutex
+	changed  chan struct{}
+	batches  []*pb.Batch
+	metadata []metadata.MD
+	stops    []string
+}
+
+func (f *fakeServer) GetRun(context.Context, *pb.GetRunRequest) (*pb.RunSpec, error) {
+	return f.spec, nil
+}
+
+func (f *fakeServer) GetModel(ctx context.Context, req *pb.GetModelRequest) (*pb.Model, error) {
+	for {
+		f.mu.Lock()
+		v, done, ch := int64(len(f.batches)), len(f.batches) >= f.rounds || len(f.stops) > 0, f.changed
+		f.mu.Unlock()
+		if done {
+			return &pb.Model{Run: f.spec.Config.Run, Finished: true}, nil
+		}
+		if v > req.AfterVersion {
+			return &pb.Model{Run: f.spec.Config.Run, Version: v, Params: make([]float64, f.spec.Config.Dim), KeyId: uint32(f.key.Config.ID)}, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (f *fakeServer) SubmitBatch(ctx context.Context, b *pb.Batch) (*pb.BatchAck, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	f.mu.Lock()
+	f.batches = append(f.batches, proto.Clone(b).(*pb.Batch))
+	f.metadata = append(f.metadata, md.Copy())
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+	return &pb.BatchAck{}, nil
+}
+
+func (f *fakeServer) Stop(_ context.Context, req *pb.StopRequest) (*pb.StopAck, error) {
+	f.mu.Lock()
+	f.stops = append(f.stops, req.Reason)
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+	return &pb.StopAck{}, nil
+}
+
+// received returns the batches received so far.
+func (f *fakeServer) received() []*pb.Batch {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*pb.Batch(nil), f.batches...)
+}
+
+// attackRig is a shuffler node between a fakeServer and a test client.
+type attackRig struct {
+	t      *testing.T
+	srv    *fakeServer
+	sh     *Shuffler
+	store  *ledger.MemoryStore
+	run    protocol.RunConfig
+	enr    *pki.Enroller
+	sealer *protocol.HPKESealer
+	shuf   pb.ShufflerClient
+	done   chan error // the shuffler's Run result
+	key2   protocol.ReceiverKey
+}
+
+// rigOptions vary newAttackRig's run.
+type rigOptions struct {
+	n, k, rounds int
+	timeout      time.Duration
+	target       float64
+	// secondKey publishes a second key config (id 2) beside the round's.
+	secondKey bool
+}
+
+// newAttackRig starts a fakeServer (run "attack": n clients, k a round,
+// rounds batches) and a Shuffler node on loopback TLS listeners, and dials
+// the shuffler as a client would.
+func newAttackRig(t *testing.T, o rigOptions) *attackRig {
+	t.Helper()
+	dir := t.TempDir()
+	pkiDir := filepath.Join(dir, "pki")
+	if err := pki.Init(pkiDir, nil); err != nil {
+		t.Fatal(err)
+	}
+	key, err := protocol.GenerateKey(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := key.Config.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := [][]byte{kc}
+	var key2 protocol.ReceiverKey
+	if o.secondKey {
+		if key2, err = protocol.GenerateKey(2); err != nil {
+			t.Fatal(err)
+		}
+		kc2, err := key2.Config.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, kc2)
+	}
+	run := &pb.RunConfig{Run: "attack", Model: "logreg", Dim: 4, Randomizer: "rinf", ClipNorm: protocol.NormL2, Clip: 1,
+		Eps0: 2, Population: int64(o.n), PerRound: int64(o.k), MinBatch: int64(o.k), ReportBytes: attackReport + protocol.HPKEOverhead}
+	fs := &fakeServer{spec: &pb.RunSpec{Config: run, KeyConfigs: keys, Delta: 1e-5, TargetEpsilon: o.target,
+		Dataset: &pb.Dataset{Name: "synthetic", Seed: 1}}, key: key, rounds: o.rounds, changed: make(chan struct{})}
+	stls, err := pki.ServerTLS(pkiDir, pki.RoleServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grpc.NewServer(serverOptions(stls)...)
+	pb.RegisterServerServer(g, fs)
+	slis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go g.Serve(slis)
+	t.Cleanup(g.Stop)
+
+	shTLS, _ := pki.ServerTLS(pkiDir, pki.RoleShuffler)
+	dialTLS, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), pkiDir, pki.RoleShuffler)
+	enr, err := pki.LoadEnroller(pkiDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.timeout == 0 {
+		o.timeout = time.Minute
+	}
+	store := ledger.NewMemoryStore()
+	sh, err := NewShuffler(ShufflerConfig{Server: slis.Addr().String(), ServerTLS: dialTLS, TLS: shTLS, Enroller: enr,
+		Store: store, Delta: 1e-5, TargetEpsilon: o.target, RoundTimeout: o.timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hlis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sh.Run(ctx, hlis) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("the shuffler did not stop within 10 s")
+		}
+	})
+	ctls, err := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := dial(hlis.Addr().String(), ctls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	sealer, err := protocol.NewHPKESealer(key.Config, attackReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := runConfigFromPB(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &attackRig{t: t, srv: fs, sh: sh, store: store, run: rc, enr: enr, sealer: sealer,
+		shuf: pb.NewShufflerClient(conn), done: done, key2: key2}
+}
+
+// work registers clients [0, n) with the shuffler and returns their stream
+// of assignments.
+func (r *attackRig) work(ctx context.Context) grpc.ServerStreamingClient[pb.Assignment] {
+	r.t.Helper()
+	req := &pb.WorkRequest{Run: r.run.Run}
+	for c := range int64(r.run.Population) {
+		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: r.enr.Token(c)})
+	}
+	w, err := r.shuf.Work(ctx, req, grpc.WaitForReady(true))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return w
+}
+
+// seal returns a fresh sealed report for round (its content: client's id,
+// so the stand-in server could tell reports apart if it opened them).
+func (r *attackRig) seal(round int64, client int64) []byte {
+	r.t.Helper()
+	p := make([]byte, attackReport)
+	p[0] = byte(client)
+	s, err := r.sealer.Seal(protocol.Binding{Run: r.run.Run, Round: round}, p)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return s
+}
+
+// submit sends reports (client -> sealed) for round in one Submit stream
+// and returns the acknowledgement.
+func (r *attackRig) submit(ctx context.Context, round int64, reps []*pb.Report) *pb.SubmitAck {
+	r.t.Helper()
+	st, err := r.shuf.Submit(ctx)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for i := 0; i < len(reps); i += chunkReports {
+		if err := st.Send(&pb.ReportChunk{Run: r.run.Run, Round: round, Reports: reps[i:min(i+chunkReports, len(reps))]}); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	ack, err := st.CloseAndRecv()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return ack
+}
+
+// honest returns one fresh report per client of a, with their report ids.
+func (r *attackRig) honest(a *pb.Assignment) ([]*pb.Report, map[[protocol.ReportIDSize]byte]int64) {
+	r.t.Helper()
+	ids := map[[protocol.ReportIDSize]byte]int64{}
+	var reps []*pb.Report
+	for _, c := range a.Clients {
+		s := r.seal(a.Round, c)
+		h, err := protocol.ParseHeader(s)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		ids[h.ReportID] = c
+		reps = append(reps, &pb.Report{Client: c, Token: r.enr.Token(c), Sealed: s})
+	}
+	return reps, ids
+}
+
+// ledgerRounds returns the shuffler ledger's rounds (nil before the first debit).
+func (r *attackRig) ledgerRounds() []int64 {
+	r.t.Helper()
+	es, err := r.store.Entries(context.Background(), r.run.Run)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var out []int64
+	for _, e := range es {
+		out = append(out, e.Round)
+	}
+	return out
+}
+
+// recv returns the next assignment, failing the test after 30 s.
+func recv(t *testing.T, w grpc.ServerStreamingClient[pb.Assignment]) *pb.Assignment {
+	t.Helper()
+	type res struct {
+		a   *pb.Assignment
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() { a, err := w.Recv(); ch <- res{a, err} }()
+	select {
+	case x := <-ch:
+		if x.err != nil {
+			t.Fatal(x.err)
+		}
+		return x.a
+	case <-time.After(30 * time.Second):
+		t.Fatal("no assignment within 30 s")
+	}
+	return nil
+}
+
+// randomID returns a random report id.
+func randomID(t *testing.T) [protocol.ReportIDSize]byte {
+	var id [protocol.ReportIDSize]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestDroppedAndSlowClients: a round in which no sampled client reports
+// (below the minimum batch) and a round in which one sampled client never
+// reports are both discarded at the round timeout: nothing is forwarded,
+// nothing debited (the ledger holds no round), and the run goes on with a
+// new round, in which a slow client that reports before the timeout is
+// waited for and the batch released.
+func TestDroppedAndSlowClients(t *testing.T) {
+	const timeout = 400 * time.Millisecond
+	r := newAttackRig(t, rigOptions{n: 10, k: 4, rounds: 1, timeout: timeout})
+	ctx := context.Background()
+	w := r.work(ctx)
+
+	// Round 1: nobody reports.
+	a := recv(t, w)
+	if a.Round != 1 || len(a.Clients) != 4 {
+		t.Fatalf("first assignment %v", a)
+	}
+	// Round 2: the same model again, a new round; the last sampled client
+	// never reports.
+	a2 := recv(t, w)
+	if a2.Round != 2 || a2.Model.Version != a.Model.Version {
+		t.Fatalf("after a discarded round: round %d of model %d, want round 2 of model %d", a2.Round, a2.Model.Version, a.Model.Version)
+	}
+	reps, _ := r.honest(a2)
+	if ack := r.submit(ctx, a2.Round, reps[:3]); ack.Accepted != 3 {
+		t.Fatalf("round 2: %v", ack)
+	}
+	// Round 3: all report, the last one late but within the timeout.
+	a3 := recv(t, w)
+	if a3.Round != 3 {
+		t.Fatalf("third assignment %v", a3)
+	}
+	if got := r.ledgerRounds(); len(got) != 0 || len(r.srv.received()) != 0 {
+		t.Fatalf("after two dropped rounds: ledger rounds %v, %d batches forwarded; want none", got, len(r.srv.received()))
+	}
+	if s := r.sh.Stats(); s.Discarded != 2 || s.Released != 0 {
+		t.Fatalf("stats after two dropped rounds: %+v", s)
+	}
+	reps, ids := r.honest(a3)
+	if ack := r.submit(ctx, a3.Round, reps[:3]); ack.Accepted != 3 {
+		t.Fatalf("round 3: %v", ack)
+	}
+	time.Sleep(timeout / 4)
+	if ack := r.submit(ctx, a3.Round, reps[3:]); ack.Accepted != 1 {
+		t.Fatalf("round 3, slow client: %v", ack)
+	}
+	if a := recv(t, w); !a.Finished {
+		t.Fatalf("after the last round: %v, want finished", a)
+	}
+	got := r.srv.received()
+	if len(got) != 1 || got[0].Round != 3 || len(got[0].Reports) != 4*r.run.ReportBytes {
+		t.Fatalf("forwarded %d batches (%v); want round 3's, of 4 reports", len(got), got)
+	}
+	for i := range 4 {
+		h, err := protocol.ParseHeader(got[0].Reports[i*r.run.ReportBytes:])
+		if err != nil || !contains(ids, h.ReportID) {
+			t.Fatalf("forwarded report %d: %v, not one of round 3's", i, err)
+		}
+	}
+	if lr := r.ledgerRounds(); len(lr) != 1 || lr[0] != 3 {
+		t.Fatalf("ledger rounds %v, want [3]", lr)
+	}
+	if s := r.sh.Stats(); s.RoundsOpened != 3 || s.Discarded != 2 || s.Released != 1 || s.Accepted != 7 || s.Forwarded != 4 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func contains[K comparable, V any](m map[K]V, k K) bool { _, ok := m[k]; return ok }
+
+// forge returns a copy of sealed with a fresh random report id in its clear
+// header: what a flooding client can make for free (the shuffler reads only
+// the header; the ciphertext no longer opens, which only the server sees).
+func forge(t *testing.T, sealed []byte) []byte {
+	out := append([]byte(nil), sealed...)
+	id := randomID(t)
+	copy(out[2:2+protocol.ReportIDSize], id[:])
+	return out
+}
+
+// TestFloodFromOneClient: one sampled client floods the shuffler with
+// thousands of reports in one stream — fresh report ids as itself (each a
+// duplicate), copies of its accepted report (replays) and reports in the
+// name of an unsampled client of its own (not sampled) — while the other
+// sampled clients report. Every flooded report is refused and counted by
+// reason, the honest clients are served promptly, and the batch forwarded
+// is exactly the four honest reports.
+func TestFloodFromOneClient(t *testing.T) {
+	const flood = 3000 // of each kind
+	r := newAttackRig(t, rigOptions{n: 10, k: 4, rounds: 1})
+	ctx := context.Background()
+	w := r.work(ctx)
+	a := recv(t, w)
+	reps, ids := r.honest(a)
+	attacker := a.Clients[0]
+	if ack := r.submit(ctx, a.Round, reps[:1]); ack.Accepted != 1 {
+		t.Fatalf("attacker's honest report: %v", ack)
+	}
+	sampled := map[int64]bool{}
+	for _, c := range a.Clients {
+		sampled[c] = true
+	}
+	var other int64
+	for sampled[other] {
+		other++
+	}
+	var bad []*pb.Report
+	for range flood {
+		bad = append(bad,
+			&pb.Report{Client: attacker, Token: r.enr.Token(attacker), Sealed: forge(t, reps[0].Sealed)},
+			&pb.Report{Client: attacker, Token: r.enr.Token(attacker), Sealed: reps[0].Sealed},
+			&pb.Report{Client: other, Token: r.enr.Token(other), Sealed: forge(t, reps[0].Sealed)})
+	}
+	st, err := r.shuf.Submit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The flood streams while two honest clients report; the round stays
+	// open (the last honest client reports after the flood was answered),
+	// so every flooded report meets the open round.
+	floodAck := make(chan *pb.SubmitAck, 1)
+	go func() {
+		defer close(floodAck)
+		for i := 0; i < len(bad); i += chunkReports {
+			if err := st.Send(&pb.ReportChunk{Run: r.run.Run, Round: a.Round, Reports: bad[i:min(i+chunkReports, len(bad))]}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		ack, err := st.CloseAndRecv()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		floodAck <- ack
+	}()
+	start := time.Now()
+	if ack := r.submit(ctx, a.Round, reps[1:3]); ack.Accepted != 2 || len(ack.Rejected) != 0 {
+		t.Fatalf("honest clients during the flood: %v", ack)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("honest clients waited %v during the flood", d)
+	}
+	ack := <-floodAck
+	if ack == nil {
+		t.FailNow()
+	}
+	want := map[string]int64{string(RejectDuplicate): flood, string(RejectReplay): flood, string(RejectNotSampled): flood}
+	if ack.Accepted != 0 || len(ack.Rejected) != len(want) {
+		t.Fatalf("flood: accepted %d, rejected %v; want none accepted, %v", ack.Accepted, ack.Rejected, want)
+	}
+	for k, v := range want {
+		if ack.Rejected[k] != v {
+			t.Errorf("flood: %s %d, want %d", k, ack.Rejected[k], v)
+		}
+	}
+	if ack := r.submit(ctx, a.Round, reps[3:]); ack.Accepted != 1 {
+		t.Fatalf("last honest client: %v", ack)
+	}
+	if a := recv(t, w); !a.Finished {
+		t.Fatalf("after the round: %v", a)
+	}
+	got := r.srv.received()
+	if len(got) != 1 || len(got[0].Reports) != 4*r.run.ReportBytes {
+		t.Fatalf("forwarded %v", got)
+	}
+	for i := range 4 {
+		h, _ := protocol.ParseHeader(got[0].Reports[i*r.run.ReportBytes:])
+		if !contains(ids, h.ReportID) {
+			t.Fatalf("forwarded report %d is not an honest one", i)
+		}
+	}
+	s := r.sh.Stats()
+	if s.Accepted != 4 || s.Forwarded != 4 || s.Rejected[RejectDuplicate] != flood || s.Rejected[RejectReplay] != flood || s.Rejected[RejectNotSampled] != flood {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestReplayIntoLaterRound: a report accepted in round 1 and replayed by a
+// sampled client into round 3 passes the in-memory check (which holds the
+// open and the previous round's ids) but not the durable claim before the
+// debit: round 3 is discarded, nothing debited, the replay counted, and
+// round 4 is released.
+func TestReplayIntoLaterRound(t *testing.T) {
+	r := newAttackRig(t, rigOptions{n: 10, k: 4, rounds: 3})
+	ctx := context.Background()
+	w := r.work(ctx)
+	var first []byte
+	for round := int64(1); round <= 4; round++ {
+		a := recv(t, w)
+		if a.Round != round {
+			t.Fatalf("assignment of round %d, want %d", a.Round, round)
+		}
+		reps, _ := r.honest(a)
+		switch round {
+		case 1:
+			first = reps[0].Sealed
+		case 3:
+			reps[2].Sealed = first // captured on the way, resubmitted as its own
+		}
+		if ack := r.submit(ctx, a.Round, reps); ack.Accepted != 4 {
+			t.Fatalf("round %d: %v", round, ack)
+		}
+	}
+	if a := recv(t, w); !a.Finished {
+		t.Fatalf("after round 4: %v", a)
+	}
+	if lr := r.ledgerRounds(); len(lr) != 3 || lr[0] != 1 || lr[1] != 2 || lr[2] != 4 {
+		t.Fatalf("ledger rounds %v, want [1 2 4]", lr)
+	}
+	got := r.srv.received()
+	if len(got) != 3 || got[2].Round != 4 {
+		t.Fatalf("forwarded %d batches", len(got))
+	}
+	s := r.sh.Stats()
+	if s.Discarded != 1 || s.Released != 3 || s.Rejected[RejectReplay] != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestWrongKeyReports: reports sealed to a key the server publishes but
+// not the round's (key 2 while the round names key 1: a key id that would
+// partition the batch), to a key id nobody publishes, and to an
+// attacker's own key under the round's key id. The shuffler refuses the
+// first two by key id and counts them (wrong_key, unknown_key); the third
+// it cannot tell apart (it never opens a report), but the server's
+// CheckBatch refuses a batch that mixes key ids, and the third does not
+// open with the server's key.
+func TestWrongKeyReports(t *testing.T) {
+	r := newAttackRig(t, rigOptions{n: 10, k: 4, rounds: 1, secondKey: true})
+	ctx := context.Background()
+	w := r.work(ctx)
+	a := recv(t, w)
+	reps, _ := r.honest(a)
+	c := a.Clients[0]
+	s2, err := protocol.NewHPKESealer(r.key2.Config, attackReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := protocol.Binding{Run: r.run.Run, Round: a.Round}
+	toKey2, err := s2.Seal(b, make([]byte, attackReport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil, err := protocol.GenerateKey(9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s9, _ := protocol.NewHPKESealer(evil.Config, attackReport)
+	toKey9, err := s9.Seal(b, make([]byte, attackReport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil.Config.ID = 1 // the attacker's key, published under the round's id
+	s1, _ := protocol.NewHPKESealer(evil.Config, attackReport)
+	impostor, err := s1.Seal(b, make([]byte, attackReport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := r.enr.Token(c)
+	ack := r.submit(ctx, a.Round, []*pb.Report{{Client: c, Token: tok, Sealed: toKey2}, {Client: c, Token: tok, Sealed: toKey9}})
+	if ack.Accepted != 0 || ack.Rejected[string(RejectWrongKey)] != 1 || ack.Rejected[string(RejectUnknownKey)] != 1 {
+		t.Fatalf("reports to key 2 and key 9: %v; want wrong_key 1, unknown_key 1", ack)
+	}
+	if s := r.sh.Stats(); s.Rejected[RejectWrongKey] != 1 || s.Rejected[RejectUnknownKey] != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	// The server's side: a batch mixing keys 1 and 2 is refused; a report
+	// sealed to the attacker's key under id 1 passes the header checks and
+	// fails to open.
+	mixed := &pb.Batch{Run: r.run.Run, Round: a.Round, ReportBytes: int64(r.run.ReportBytes),
+		Reports: append(append(append(append([]byte(nil), reps[0].Sealed...), reps[1].Sealed...), reps[2].Sealed...), toKey2...)}
+	if _, err := CheckBatch(r.run, map[uint8]bool{1: true, 2: true}, mixed); err == nil {
+		t.Fatal("CheckBatch accepted a batch mixing key ids 1 and 2")
+	}
+	op, err := protocol.NewHPKEOpener(attackReport, r.srv.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op.Open(b, impostor); err == nil {
+		t.Fatal("a report sealed to another key opened with the server's")
+	}
+	if _, err := op.Open(b, reps[0].Sealed); err != nil {
+		t.Fatalf("an honest report does not open: %v", err)
+	}
+	if ack := r.submit(ctx, a.Round, reps); ack.Accepted != 4 {
+		t.Fatalf("honest reports: %v", ack)
+	}
+	if a := recv(t, w); !a.Finished {
+		t.Fatalf("after the round: %v", a)
+	}
+	for i := range 4 {
+		h, _ := protocol.ParseHeader(r.srv.received()[0].Reports[i*r.run.ReportBytes:])
+		if h.KeyID != 1 {
+			t.Fatalf("forwarded report %d of key %d", i, h.KeyID)
+		}
+	}
+}
+
+// TestBudgetStopBeforeRelease: with the shuffler's target between the
+// epsilon of two and of three rounds, the third round is refused when it
+// would be opened — before any client is sampled or relayed the model —
+// so no report of it is ever computed, sealed or forwarded: the server has
+// received exactly the two debited batches (the only reports it can ever
+// open) and is told to stop with "target-epsilon".
+func TestBudgetStopBeforeRelease(t *testing.T) {
+	run := protocol.RunConfig{Population: 10, PerRound: 4, Eps0: 2}
+	eps := func(rounds int64) float64 {
+		g, err := event.Epsilon([]event.Composed{{Event: RoundEvent(run, 4), Count: rounds}}, "best", 1e-5, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.Epsilon
+	}
+	target := (eps(2) + eps(3)) / 2
+	r := newAttackRig(t, rigOptions{n: 10, k: 4, rounds: 100, target: target})
+	ctx := context.Background()
+	w := r.work(ctx)
+	for round := int64(1); round <= 2; round++ {
+		a := recv(t, w)
+		reps, _ := r.honest(a)
+		if ack := r.submit(ctx, a.Round, reps); ack.Accepted != 4 {
+			t.Fatalf("round %d: %v", round, ack)
+		}
+	}
+	if a := recv(t, w); !a.Finished {
+		t.Fatalf("after the budget was spent: assignment %v, want finished", a)
+	}
+	select {
+	case err := <-r.done:
+		r.done <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("shuffler: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shuffler did not stop")
+	}
+	if got := r.srv.received(); len(got) != 2 {
+		t.Fatalf("the server received %d batches, want the 2 debited", len(got))
+	}
+	if lr := r.ledgerRounds(); len(lr) != 2 {
+		t.Fatalf("ledger rounds %v", lr)
+	}
+	r.srv.mu.Lock()
+	stops := r.srv.stops
+	r.srv.mu.Unlock()
+	if len(stops) != 1 || stops[0] != "target-epsilon" {
+		t.Fatalf("stops %v, want [target-epsilon]", stops)
+	}
+	if s := r.sh.Stats(); s.RoundsOpened != 2 || s.Released != 2 || s.Forwarded != 8 {
+		t.Fatalf("stats %+v: the refused round was opened", s)
+	}
+}
+
+// TestForwardedOrderIsUniform: with k = n = 4 clients who report in the
+// same order every round (client 0 first), the order in which the reports
+// reach the server must be a uniformly random permutation, independent of
+// arrival order and of who reported. The stand-in server reads the report
+// ids off each batch and the test maps them back to clients, over 720
+// rounds, and applies two Pearson chi-square tests:
+//
+//   - the 24 orders (permutations) of the four clients: under uniformity
+//     the statistic is asymptotically chi-square with 23 degrees of freedom
+//     (expected count 30 per order);
+//   - the 4x4 table of client by position: a sum of R uniform permutation
+//     matrices has covariance (1/(k-1)) (I - J/k)⊗(I - J/k) per round, so
+//     Pearson's X² with expected R/k per cell is (k/(k-1)) chi-square with
+//     (k-1)² = 9 degrees of freedom; the test scales it by (k-1)/k.
+//
+// The shuffler draws its permutations from crypto/rand (it has no seed), so
+// the test is random: each statistic is compared with its chi-square
+// quantile at 1 - 1e-6 (70.55 for 23 df, 44.81 for 9 df; computed with
+// mpmath, gammainc(df/2, x/2, inf, regularized) = 1e-6), so a correct
+// shuffler fails this test with probability about 2e-6 per run. A shuffler
+// that forwarded in arrival order scores X² = 23·720 = 16,560 on the first
+// and the second, as does one that favoured any order by a few percent
+// (the test detects a bias of ~30% in one order's probability, or a
+// position bias of ~0.03 in one cell, with near certainty).
+func TestForwardedOrderIsUniform(t *testing.T) {
+	const k, rounds = 4, 720
+	r := newAttackRig(t, rigOptions{n: k, k: k, rounds: rounds})
+	ctx := context.Background()
+	w := r.work(ctx)
+	owner := map[[protocol.ReportIDSize]byte]int64{}
+	for round := 1; round <= rounds; round++ {
+		a := recv(t, w)
+		if len(a.Clients) != k {
+			t.Fatalf("round %d: %d clients", round, len(a.Clients))
+		}
+		var reps []*pb.Report
+		for c := range int64(k) { // arrival order: 0, 1, 2, 3
+			s := r.seal(a.Round, c)
+			h, _ := protocol.ParseHeader(s)
+			owner[h.ReportID] = c
+			reps = append(reps, &pb.Report{Client: c, Token: r.enr.Token(c), Sealed: s})
+		}
+		if ack := r.submit(ctx, a.Round, reps); ack.Accepted != k {
+			t.Fatalf("round %d: %v", round, ack)
+		}
+	}
+	if a := recv(t, w); !a.Finished {
+		t.Fatalf("after %d rounds: %v", rounds, a)
+	}
+	got := r.srv.received()
+	if len(got) != rounds {
+		t.Fatalf("%d batches, want %d", len(got), rounds)
+	}
+	orders := map[[k]int64]float64{}
+	var cell [k][k]float64 // client, position
+	for _, b := range got {
+		var order [k]int64
+		for p := range k {
+			h, err := protocol.ParseHeader(b.Reports[p*r.run.ReportBytes:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, ok := owner[h.ReportID]
+			if !ok {
+				t.Fatalf("round %d: an unknown report id", b.Round)
+			}
+			order[p] = c
+			cell[c][p]++
+		}
+		orders[order]++
+	}
+	if len(orders) > 24 {
+		t.Fatalf("%d distinct orders of 4 clients", len(orders))
+	}
+	e := float64(rounds) / 24
+	x2orders := 0.0
+	for _, o := range orders {
+		x2orders += (o - e) * (o - e) / e
+	}
+	x2orders += float64(24-len(orders)) * e // orders never seen
+	e = float64(rounds) / k
+	x2cells := 0.0
+	for c := range k {
+		for p := range k {
+			x2cells += (cell[c][p] - e) * (cell[c][p] - e) / e
+		}
+	}
+	x2cells *= float64(k-1) / k
+	t.Logf("chi-square: orders %.2f (23 df), client by position %.2f (9 df, scaled)", x2orders, x2cells)
+	if x2orders > 70.55 {
+		t.Errorf("orders: chi-square %.2f > 70.55 (23 df, p < 1e-6): the forwarded order is not uniform; counts %v", x2orders, orders)
+	}
+	if x2cells > 44.81 {
+		t.Errorf("client by position: chi-square %.2f > 44.81 (9 df, p < 1e-6): counts %v", x2cells, cell)
+	}
+}
+
+// TestBatchOnTheWire inspects each batch exactly as the server receives it
+// (the protobuf message and the call's metadata at the stand-in server's
+// listener): the message type has just the fields run, round,
+// report_bytes and reports (a field added later, such as a timestamp or a
+// client list, fails this test), no unknown fields arrive, the reports are
+// the sealed bytes the clients sent, unchanged, each of the run's one
+// length, all to the round's key, and the metadata holds only gRPC's own
+// headers (no identity, no time). The ledger's digest of each round is the
+// SHA-256 of the batch the server received.
+func TestBatchOnTheWire(t *testing.T) {
+	r := newAttackRig(t, rigOptions{n: 10, k: 4, rounds: 2})
+	ctx := context.Background()
+	w := r.work(ctx)
+	sent := map[int64]map[string]bool{}
+	for round := 1; round <= 2; round++ {
+		a := recv(t, w)
+		reps, _ := r.honest(a)
+		sent[a.Round] = map[string]bool{}
+		for _, rep := range reps {
+			if len(rep.Sealed) != r.run.ReportBytes {
+				t.Fatalf("a client's sealed report has %d bytes, the run's %d", len(rep.Sealed), r.run.ReportBytes)
+			}
+			sent[a.Round][string(rep.Sealed)] = true
+		}
+		if ack := r.submit(ctx, a.Round, reps); ack.Accepted != 4 {
+			t.Fatalf("round %d: %v", round, ack)
+		}
+	}
+	if a := recv(t, w); !a.Finished {
+		t.Fatalf("%v", a)
+	}
+	fields := (&pb.Batch{}).ProtoReflect().Descriptor().Fields()
+	var names []string
+	for i := range fields.Len() {
+		names = append(names, string(fields.Get(i).Name()))
+	}
+	if want := []string{"run", "round", "report_bytes", "reports"}; !slices.Equal(names, want) {
+		t.Fatalf("Batch has fields %v, want exactly %v: a batch carries no identity, time or order", names, want)
+	}
+	entries, err := r.store.Entries(ctx, r.run.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r.srv.received()
+	if len(got) != 2 || len(entries) != 2 {
+		t.Fatalf("%d batches, %d ledger entries", len(got), len(entries))
+	}
+	allowedMD := map[string]bool{":authority": true, "content-type": true, "user-agent": true, "grpc-accept-encoding": true}
+	for i, b := range got {
+		if u := b.ProtoReflect().GetUnknown(); len(u) != 0 {
+			t.Fatalf("batch %d carries %d bytes of unknown fields", i, len(u))
+		}
+		b.ProtoReflect().Range(func(f protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch f.Name() {
+			case "run", "round", "report_bytes", "reports":
+			default:
+				t.Errorf("batch %d sets field %s", i, f.Name())
+			}
+			return true
+		})
+		if b.Run != r.run.Run || b.ReportBytes != int64(r.run.ReportBytes) || len(b.Reports) != 4*r.run.ReportBytes {
+			t.Fatalf("batch %d: run %q, report_bytes %d, %d bytes of reports", i, b.Run, b.ReportBytes, len(b.Reports))
+		}
+		pbatch, err := CheckBatch(r.run, map[uint8]bool{1: true}, b)
+		if err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+		seen := map[string]bool{}
+		for j, rep := range pbatch.Reports {
+			if !sent[b.Round][string(rep)] || seen[string(rep)] {
+				t.Fatalf("batch %d report %d is not one of round %d's sealed reports, byte for byte", i, j, b.Round)
+			}
+			seen[string(rep)] = true
+		}
+		if entries[i].Round != b.Round || entries[i].Digest != ledger.Digest(pbatch.Digest()) || entries[i].Reports != 4 {
+			t.Fatalf("batch %d (round %d): ledger entry %+v does not match", i, b.Round, entries[i])
+		}
+		r.srv.mu.Lock()
+		md := r.srv.metadata[i]
+		r.srv.mu.Unlock()
+		if len(md) == 0 {
+			t.Fatalf("batch %d: no metadata recorded (the check would be vacuous)", i)
+		}
+		for k := range md {
+			if !allowedMD[k] {
+				t.Errorf("batch %d: metadata %s = %q", i, k, md[k])
+			}
+		}
+	}
+}
