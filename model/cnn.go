@@ -272,8 +272,9 @@ type cnnWorker struct {
 	arg1         []int64
 	a2, p2       []float64
 	arg2         []int64
-	bad          []uint8  // tanhSlice's scratch
-	refs         []tapRef // dense1's non-zero inputs
+	bad          []uint8   // tanhSlice's scratch
+	refs         []tapRef  // dense1's non-zero inputs
+	full         []float64 // gradientCoordinateFull's gradient
 	h, logits    []float64
 	dA1, dP1     []float64
 	dA2, dP2, dh []float64

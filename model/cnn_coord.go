@@ -37,6 +37,10 @@ import "math"
 // element of a vector kernel's output depends on that element's inputs
 // only, so the one element equals the vector's.
 //
+// Where the compiler may fuse multiply-adds (noFMAFusion false: GOAMD64=v3,
+// arm64, ...), the one-element forms cannot follow its choices, and
+// GradientCoordinate computes the full Gradient instead (exact, no saving).
+//
 // Certification: Gradient's output has a NaN or infinite coordinate only
 // if some operand or partial sum of the backward pass is non-finite. Every
 // coordinate is a sum of at most N = npos1 + npos2 + 8 terms, each a
@@ -56,6 +60,9 @@ func (w *cnnWorker) GradientCoordinate(x []float64, label, j int) (gj, loss floa
 	m := w.m
 	if j < 0 || j >= m.n {
 		panic("model: GradientCoordinate: coordinate out of range")
+	}
+	if !noFMAFusion {
+		return w.gradientCoordinateFull(x, label, j)
 	}
 	c := m.cfg
 	p := m.params
@@ -162,6 +169,18 @@ func (w *cnnWorker) GradientCoordinate(x []float64, label, j int) (gj, loss floa
 		s = axpyElem(s, e.v, w.dA1[int(e.o)+o])
 	}
 	return s, loss, true
+}
+
+// gradientCoordinateFull is GradientCoordinate through the full Gradient,
+// for builds where the compiler may fuse multiply-adds (noFMAFusion false):
+// exact by construction, certified when every coordinate is finite, with
+// no saving.
+func (w *cnnWorker) gradientCoordinateFull(x []float64, label, j int) (gj, loss float64, certified bool) {
+	if w.full == nil {
+		w.full = make([]float64, w.m.n)
+	}
+	loss = w.Gradient(x, label, w.full)
+	return w.full[j], loss, maxAbs(w.full) <= math.MaxFloat64
 }
 
 // conv2WeightCoordinate returns element o of conv2's weight-gradient row

@@ -28,7 +28,10 @@ const digestPath = "testdata/cnn-digests.json"
 // digestKernels names the kernel set of this build (the AVX2/FMA assembly
 // rounds a multiply-add once, the portable Go code twice).
 func digestKernels() string {
-	if useAVX2 {
+	switch {
+	case !noFMAFusion:
+		return "go-fused" // the compiler's fusions decide the roundings; none committed
+	case useAVX2:
 		return "avx2fma"
 	}
 	return "go"

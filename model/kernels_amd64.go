@@ -114,12 +114,12 @@ var tanhConsts = [8]float64{
 // AVX2 it evaluates math.Tanh's rational branch (0 < |x| < 0.625) four
 // lanes at a time with the same operations in the same order (plain IEEE
 // multiplies, adds and a division, as the Go compiler emits them for
-// math.tanh without FMA fusion; tanhVector is false where GOAMD64=v3 lets
+// math.tanh without FMA fusion; noFMAFusion is false where GOAMD64=v3 lets
 // the compiler fuse them), and calls math.Tanh for the other lanes. bad is
 // scratch of at least len(x)/4 bytes.
 func tanhSlice(x []float64, bad []uint8) {
 	n := 0
-	if useAVX2 && tanhVector {
+	if useAVX2 && noFMAFusion {
 		n = len(x) &^ 3
 		if n > 0 {
 			tanhPolyAVX2(x[:n], bad[:n/4], &tanhConsts)

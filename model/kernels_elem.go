@@ -11,9 +11,10 @@ import "math"
 // The AVX2 kernels round every multiply-add of their FMA steps once
 // (math.FMA here) and add the partial products in the order of the
 // assembly; the portable kernels are plain Go, and the forms below repeat
-// their expressions verbatim, so the compiler treats both alike. (With the
-// default GOAMD64=v1 the Go compiler fuses no multiply-add on amd64;
-// TestGradientCoordinateMatchesGradient checks the bits on every build.)
+// their expressions verbatim. They are used only where the compiler fuses
+// no multiply-add (noFMAFusion: amd64 below GOAMD64=v3), so that Go code
+// rounds as written; TestGradientCoordinateMatchesGradient checks the bits
+// on every build.
 
 // axpyElem returns element i of dst after axpy(dst, alpha, x), given
 // dst = dst[i] and x = x[i] before the call.

@@ -37,7 +37,7 @@ func TestTanhSliceMatchesMathTanh(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("useAVX2 = %v, tanhVector = %v", useAVX2, tanhVector)
+	t.Logf("useAVX2 = %v, noFMAFusion = %v", useAVX2, noFMAFusion)
 }
 
 func BenchmarkTanhSlice(b *testing.B) {
