@@ -99,30 +99,48 @@ func maxPoolRow(a, out []float64, arg []int64, base, ch, rowStride int) {
 }
 
 //go:noescape
-func tanhPolyAVX2(x []float64, bad []uint8, c *[8]float64)
+func tanhAVX2(x []float64, bad []uint8, c *[23][4]float64)
 
-// tanhConsts are the coefficients of math.Tanh's rational approximation on
-// |x| < 0.625 (Go's src/math/tanh.go, from Cephes: tanhP then tanhQ), and
-// the bound 0.625.
-var tanhConsts = [8]float64{
-	-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3,
-	1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3,
-	0.625, 0,
-}
+// tanhConsts are tanhAVX2's constants, each four times: math.Tanh's
+// (Go's src/math/tanh.go, Cephes' coefficients) tanhP, tanhQ, the bounds
+// 0.625 and MAXLOG/2; then math.Exp's amd64 assembly's (src/math/
+// exp_amd64.s): LOG2E, LN2U, LN2L, 1/16, the Taylor coefficients 1/8!
+// down to 1/3!, 0.5, 1, 2; the sign mask; the exponent bias.
+var tanhConsts = func() (c [23][4]float64) {
+	const maxLog = 8.8029691931113054295988e+01 // math.tanh's MAXLOG, log(2**127)
+	vals := [23]float64{
+		-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3,
+		1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3,
+		0.625, 0.5 * maxLog,
+		1.4426950408889634073599246810018920,                  // LOG2E
+		0.69314718055966295651160180568695068359375,           // LN2U
+		0.28235290563031577122588448175013436025525412068e-12, // LN2L
+		0.0625,
+		2.4801587301587301587e-5, 1.9841269841269841270e-4, 1.3888888888888888889e-3,
+		8.3333333333333333333e-3, 4.1666666666666666667e-2, 1.6666666666666666667e-1,
+		0.5, 1.0, 2.0,
+		math.Float64frombits(1 << 63), // sign mask
+		math.Float64frombits(0x3ff),   // exponent bias, as an int64 lane
+	}
+	for i, v := range vals {
+		c[i] = [4]float64{v, v, v, v}
+	}
+	return c
+}()
 
 // tanhSlice sets x[i] = math.Tanh(x[i]) for every i, bit for bit. With
-// AVX2 it evaluates math.Tanh's rational branch (0 < |x| < 0.625) four
-// lanes at a time with the same operations in the same order (plain IEEE
-// multiplies, adds and a division, as the Go compiler emits them for
-// math.tanh without FMA fusion; noFMAFusion is false where GOAMD64=v3 lets
-// the compiler fuse them), and calls math.Tanh for the other lanes. bad is
-// scratch of at least len(x)/4 bytes.
+// AVX2 it evaluates math.Tanh's two computed branches four lanes at a time
+// with the same operations in the same order (tanhAVX2: plain IEEE
+// multiplies, adds and divisions, as the Go compiler emits them for
+// math.tanh without FMA fusion, and math.Exp's FMA assembly path; off
+// where noFMAFusion is false), and calls math.Tanh for the other lanes
+// (zero, |x| > MAXLOG/2, NaN). bad is scratch of at least len(x)/4 bytes.
 func tanhSlice(x []float64, bad []uint8) {
 	n := 0
 	if useAVX2 && noFMAFusion {
 		n = len(x) &^ 3
 		if n > 0 {
-			tanhPolyAVX2(x[:n], bad[:n/4], &tanhConsts)
+			tanhAVX2(x[:n], bad[:n/4], &tanhConsts)
 			for b, m := range bad[:n/4] {
 				for m != 0 {
 					i := 4*b + bits.TrailingZeros8(m)

@@ -183,60 +183,105 @@ done:
 	VZEROUPPER
 	RET
 
-// func tanhPolyAVX2(x []float64, bad []uint8, c *[8]float64)
-// For every block of four x[4b:4b+4] (len(x) a multiple of 4), the lanes with
-// 0 < |x| < 0.625 are replaced by math.Tanh's rational approximation
-// x + x*s*P(s)/Q(s), s = x*x, evaluated with the same operations in the same
-// order (so bit for bit the same); the other lanes (zero, |x| >= 0.625, NaN)
-// keep x, and bad[b] gets their lane bits. c = {P0, P1, P2, Q0, Q1, Q2,
-// 0.625, unused}.
-TEXT ·tanhPolyAVX2(SB), NOSPLIT, $0-56
-	MOVQ         x_base+0(FP), DI
-	MOVQ         x_len+8(FP), CX
-	MOVQ         bad_base+24(FP), SI
-	MOVQ         c+48(FP), BX
-	VBROADCASTSD (BX), Y8    // P0
-	VBROADCASTSD 8(BX), Y9   // P1
-	VBROADCASTSD 16(BX), Y10 // P2
-	VBROADCASTSD 24(BX), Y11 // Q0
-	VBROADCASTSD 32(BX), Y12 // Q1
-	VBROADCASTSD 40(BX), Y13 // Q2
-	VBROADCASTSD 48(BX), Y14 // 0.625
-	VXORPD       Y15, Y15, Y15 // 0
-	XORQ         AX, AX
-	XORQ         DX, DX // block index
+// func tanhAVX2(x []float64, bad []uint8, c *[23][4]float64)
+// For every block of four x[4b:4b+4] (len(x) a multiple of 4) it sets the
+// lanes where math.Tanh takes one of its two computed branches to
+// math.Tanh's value, with the same operations in the same order (so bit
+// for bit the same): for 0 < |x| < 0.625 the rational approximation
+// x + x*s*P(s)/Q(s), s = x*x; for 0.625 <= |x| <= MAXLOG/2,
+// ±(1 - 2/(e+1)) with e = exp(2|x|) evaluated as math.Exp's amd64 assembly
+// does on a CPU with FMA (range reduction by k*ln2 in two FMA parts, a
+// degree-7 polynomial at r/16 by FMA, four squarings of the form
+// y = y*(y+2), the last fused with +1, and the scale 2^k), where k is
+// in [2, 127], so none of math.Exp's special cases applies. The other
+// lanes (zero, |x| > MAXLOG/2, NaN) keep x, and bad[b] gets their lane
+// bits. c holds each constant four times (see tanhConsts).
+TEXT ·tanhAVX2(SB), NOSPLIT, $0-56
+	MOVQ x_base+0(FP), DI
+	MOVQ x_len+8(FP), CX
+	MOVQ bad_base+24(FP), SI
+	MOVQ c+48(FP), BX
+	VXORPD Y15, Y15, Y15 // 0
+	XORQ AX, AX
+	XORQ DX, DX // block index
 
 tloop:
-	CMPQ      AX, CX
-	JGE       tdone
-	VMOVUPD   (DI)(AX*8), Y0 // x
-	VMULPD    Y0, Y0, Y1     // s = x*x
-	VMULPD    Y1, Y8, Y2     // P0*s
-	VADDPD    Y9, Y2, Y2     // + P1
-	VMULPD    Y1, Y2, Y2     // * s
-	VADDPD    Y10, Y2, Y2    // + P2
-	VADDPD    Y11, Y1, Y3    // s + Q0
-	VMULPD    Y1, Y3, Y3     // * s
-	VADDPD    Y12, Y3, Y3    // + Q1
-	VMULPD    Y1, Y3, Y3     // * s
-	VADDPD    Y13, Y3, Y3    // + Q2
-	VMULPD    Y1, Y0, Y4     // x*s
-	VMULPD    Y2, Y4, Y4     // * P
-	VDIVPD    Y3, Y4, Y4     // / Q
-	VADDPD    Y4, Y0, Y4     // x + ...
-	VSUBPD    Y0, Y15, Y5    // -x
-	VMAXPD    Y0, Y5, Y5     // max(-x, x) = |x| (NaN lanes: x)
-	VCMPPD    $0x11, Y14, Y5, Y6 // |x| < 0.625 (ordered: false for NaN)
-	VCMPPD    $0x1e, Y15, Y5, Y7 // |x| > 0 (ordered)
-	VANDPD    Y7, Y6, Y6     // good lanes
-	VBLENDVPD Y6, Y4, Y0, Y0 // good ? poly : x
-	VMOVUPD   Y0, (DI)(AX*8)
-	VMOVMSKPD Y6, R8
-	XORQ      $15, R8
-	MOVB      R8, (SI)(DX*1)
-	ADDQ      $4, AX
-	INCQ      DX
-	JMP       tloop
+	CMPQ AX, CX
+	JGE  tdone
+	VMOVUPD (DI)(AX*8), Y0 // x
+	// rational branch -> Y4
+	VMULPD  Y0, Y0, Y1       // s = x*x
+	VMULPD  0(BX), Y1, Y2    // P0*s
+	VADDPD  32(BX), Y2, Y2   // + P1
+	VMULPD  Y1, Y2, Y2       // * s
+	VADDPD  64(BX), Y2, Y2   // + P2
+	VADDPD  96(BX), Y1, Y3   // s + Q0
+	VMULPD  Y1, Y3, Y3       // * s
+	VADDPD  128(BX), Y3, Y3  // + Q1
+	VMULPD  Y1, Y3, Y3       // * s
+	VADDPD  160(BX), Y3, Y3  // + Q2
+	VMULPD  Y1, Y0, Y4       // x*s
+	VMULPD  Y2, Y4, Y4       // * P
+	VDIVPD  Y3, Y4, Y4       // / Q
+	VADDPD  Y4, Y0, Y4       // x + ...
+	// z = |x| = max(-x, x) (NaN lanes: x)
+	VSUBPD  Y0, Y15, Y5
+	VMAXPD  Y0, Y5, Y5
+	VMOVUPD 192(BX), Y14               // 0.625
+	VCMPPD  $0x11, Y14, Y5, Y6         // z < 0.625 (ordered)
+	VCMPPD  $0x1e, Y15, Y5, Y7         // z > 0
+	VANDPD  Y7, Y6, Y6                 // rational lanes
+	VCMPPD  $0x1d, Y14, Y5, Y7         // z >= 0.625
+	VCMPPD  $0x12, 224(BX), Y5, Y8     // z <= MAXLOG/2
+	VANDPD  Y8, Y7, Y7                 // exponential lanes
+	// exponential branch -> Y8: e = exp(t), t = 2z
+	VADDPD       Y5, Y5, Y8            // t = 2*z (exact)
+	VMULPD       256(BX), Y8, Y9       // LOG2E*t
+	VCVTPD2DQY   Y9, X10               // k (round to nearest)
+	VCVTDQ2PD    X10, Y9               // float64(k)
+	VFNMADD231PD 288(BX), Y9, Y8       // t - k*LN2U
+	VFNMADD231PD 320(BX), Y9, Y8       // - k*LN2L
+	VMULPD       352(BX), Y8, Y8       // * 0.0625
+	VMOVUPD      384(BX), Y11          // c64
+	VFMADD213PD  416(BX), Y8, Y11      // *r + c56
+	VFMADD213PD  448(BX), Y8, Y11      // *r + c48
+	VFMADD213PD  480(BX), Y8, Y11      // *r + c40
+	VFMADD213PD  512(BX), Y8, Y11      // *r + c32
+	VFMADD213PD  544(BX), Y8, Y11      // *r + c24
+	VFMADD213PD  576(BX), Y8, Y11      // *r + 0.5
+	VFMADD213PD  608(BX), Y8, Y11      // *r + 1
+	VMULPD       Y11, Y8, Y8           // r * poly
+	VADDPD       640(BX), Y8, Y11      // y + 2
+	VMULPD       Y11, Y8, Y8           // y*(y+2)
+	VADDPD       640(BX), Y8, Y11
+	VMULPD       Y11, Y8, Y8
+	VADDPD       640(BX), Y8, Y11
+	VMULPD       Y11, Y8, Y8
+	VADDPD       640(BX), Y8, Y11
+	VFMADD213PD  608(BX), Y11, Y8      // y*(y+2) + 1
+	VPMOVSXDQ    X10, Y12              // k as int64
+	VPADDQ       704(BX), Y12, Y12     // + 0x3ff
+	VPSLLQ       $52, Y12, Y12         // 2^k
+	VMULPD       Y12, Y8, Y8           // e
+	// tanh = ±(1 - 2/(e+1))
+	VADDPD       608(BX), Y8, Y8       // e + 1
+	VMOVUPD      640(BX), Y12          // 2
+	VDIVPD       Y8, Y12, Y12          // 2/(e+1)
+	VMOVUPD      608(BX), Y13          // 1
+	VSUBPD       Y12, Y13, Y8          // 1 - 2/(e+1)
+	VANDPD       672(BX), Y0, Y13      // sign of x
+	VXORPD       Y13, Y8, Y8
+	// blend: rational ? Y4 : (exponential ? Y8 : x)
+	VBLENDVPD    Y7, Y8, Y0, Y9
+	VBLENDVPD    Y6, Y4, Y9, Y9
+	VMOVUPD      Y9, (DI)(AX*8)
+	VORPD        Y7, Y6, Y6
+	VMOVMSKPD    Y6, R8
+	XORQ         $15, R8
+	MOVB         R8, (SI)(DX*1)
+	ADDQ         $4, AX
+	INCQ         DX
+	JMP          tloop
 
 tdone:
 	VZEROUPPER
