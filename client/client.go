@@ -127,7 +127,9 @@ func (c *Client) prepare(r *protocol.Round, ex Example) error {
 // gradient of the loss at the round's model, clipped, randomized with
 // noise drawn from noise, and sealed for the round. It also returns the
 // loss on ex, which stays with the client (a simulation may log it; no
-// transport carries it).
+// transport carries it). With R_inf and the per-coordinate clamp it
+// computes only the gradient coordinate R_inf reads, when the model can
+// (coordinate.go): the same report, bit for bit, for the same noise.
 func (c *Client) Report(r *protocol.Round, ex Example, noise randomizer.Source) (sealed []byte, loss float64, err error) {
 	if c.rand == nil {
 		return nil, 0, errors.New("client: randomizer none sends clipped gradients (ClippedGradient), not reports")
