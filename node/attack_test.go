@@ -100,10 +100,10 @@ func (f *fakeServer) received() []*pb.Batch {
 
 // attackRig is a shuffler node between a fakeServer and a test client.
 type attackRig struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *fakeServer
 	sh     *Shuffler
-	store  *ledger.MemoryStore
+	store  ledger.Backend
 	run    protocol.RunConfig
 	enr    *pki.Enroller
 	sealer *protocol.HPKESealer
@@ -119,12 +119,14 @@ type rigOptions struct {
 	target       float64
 	// secondKey publishes a second key config (id 2) beside the round's.
 	secondKey bool
+	// store is the shuffler's ledger (nil: in memory).
+	store ledger.Backend
 }
 
 // newAttackRig starts a fakeServer (run "attack": n clients, k a round,
 // rounds batches) and a Shuffler node on loopback TLS listeners, and dials
 // the shuffler as a client would.
-func newAttackRig(t *testing.T, o rigOptions) *attackRig {
+func newAttackRig(t testing.TB, o rigOptions) *attackRig {
 	t.Helper()
 	dir := t.TempDir()
 	pkiDir := filepath.Join(dir, "pki")
@@ -177,7 +179,10 @@ func newAttackRig(t *testing.T, o rigOptions) *attackRig {
 	if o.timeout == 0 {
 		o.timeout = time.Minute
 	}
-	store := ledger.NewMemoryStore()
+	store := o.store
+	if store == nil {
+		store = ledger.NewMemoryStore()
+	}
 	sh, err := NewShuffler(ShufflerConfig{Server: slis.Addr().String(), ServerTLS: dialTLS, TLS: shTLS, Enroller: enr,
 		Store: store, Delta: 1e-5, TargetEpsilon: o.target, RoundTimeout: o.timeout})
 	if err != nil {
@@ -299,7 +304,7 @@ func (r *attackRig) ledgerRounds() []int64 {
 }
 
 // recv returns the next assignment, failing the test after 30 s.
-func recv(t *testing.T, w grpc.ServerStreamingClient[pb.Assignment]) *pb.Assignment {
+func recv(t testing.TB, w grpc.ServerStreamingClient[pb.Assignment]) *pb.Assignment {
 	t.Helper()
 	type res struct {
 		a   *pb.Assignment
@@ -320,7 +325,7 @@ func recv(t *testing.T, w grpc.ServerStreamingClient[pb.Assignment]) *pb.Assignm
 }
 
 // randomID returns a random report id.
-func randomID(t *testing.T) [protocol.ReportIDSize]byte {
+func randomID(t testing.TB) [protocol.ReportIDSize]byte {
 	var id [protocol.ReportIDSize]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		t.Fatal(err)
@@ -400,7 +405,7 @@ func contains[K comparable, V any](m map[K]V, k K) bool { _, ok := m[k]; return 
 // forge returns a copy of sealed with a fresh random report id in its clear
 // header: what a flooding client can make for free (the shuffler reads only
 // the header; the ciphertext no longer opens, which only the server sees).
-func forge(t *testing.T, sealed []byte) []byte {
+func forge(t testing.TB, sealed []byte) []byte {
 	out := append([]byte(nil), sealed...)
 	id := randomID(t)
 	copy(out[2:2+protocol.ReportIDSize], id[:])
