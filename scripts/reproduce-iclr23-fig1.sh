@@ -21,9 +21,10 @@
 #       distribution; Fig. 1a is about the epsilon each trust model spends.
 #   (b) Fig. 1b: shuffled check-in, n = 60,000, check-in rate 0.1 (~6,000
 #       clients per round), C = 0.01, sigma = 5, 5,540 rounds (554 epochs of
-#       10 rounds). The paper gives no learning rate; LR_B (default 4, our
-#       choice from a 40-round probe and the noise random-walk argument in
-#       the README). It runs --noise-sum (one summed noise vector per round:
+#       10 rounds). The paper gives no learning rate; LR_B defaults to 4,
+#       chosen from the noise's random walk over 5,540 rounds (README); the
+#       40-round probes in results/iclr23-fig1/probes (lr 2: 10%, 10: 23%,
+#       50: 27%) favour larger rates early on. It runs --noise-sum (one summed noise vector per round:
 #       the server's sum has the same distribution, see training/noisesum.go)
 #       to save ~80M normal draws per round; PER_CLIENT_B=1 runs the
 #       per-client path instead. The plot adds, for the same run, the
