@@ -19,6 +19,15 @@
 // shards of the sample and submits their reports to the shuffler, which
 // forwards the released batch to the server.
 //
+// The same roles also run DP-SGD with Gaussian clients, the learning
+// experiments of the ICLR'23 submission "Shuffle Gaussian mechanism"
+// (gaussian.go, noisesum.go): randomizer gaussian (each participating
+// client adds N(0, C^2 sigma^2 I_d), accounted as the subsampled shuffle
+// Gaussian mechanism), shuffled check-in (each client decides by its own
+// coin; the check-in Gaussian mechanism), the central-DP baseline
+// central-gaussian (the server adds the noise; the sampled Gaussian
+// mechanism), and a summed-noise simulation of the Gaussian clients.
+//
 // Simulation only: every random choice (sampling, randomizer noise, the
 // shuffler's permutation) comes from generators seeded by Config.Seed so a
 // run is reproducible bit for bit and can be checkpointed and resumed. A
