@@ -234,6 +234,13 @@ tloop:
 	VCMPPD  $0x1d, Y14, Y5, Y7         // z >= 0.625
 	VCMPPD  $0x12, 224(BX), Y5, Y8     // z <= MAXLOG/2
 	VANDPD  Y8, Y7, Y7                 // exponential lanes
+	VMOVMSKPD Y7, R9
+	TESTQ   R9, R9
+	JNZ     texp
+	VBLENDVPD Y6, Y4, Y0, Y9           // no exponential lane: rational ? Y4 : x
+	JMP     tstore
+
+texp:
 	// exponential branch -> Y8: e = exp(t), t = 2z
 	VADDPD       Y5, Y5, Y8            // t = 2*z (exact)
 	VMULPD       256(BX), Y8, Y9       // LOG2E*t
@@ -274,6 +281,8 @@ tloop:
 	// blend: rational ? Y4 : (exponential ? Y8 : x)
 	VBLENDVPD    Y7, Y8, Y0, Y9
 	VBLENDVPD    Y6, Y4, Y9, Y9
+
+tstore:
 	VMOVUPD      Y9, (DI)(AX*8)
 	VORPD        Y7, Y6, Y6
 	VMOVMSKPD    Y6, R8
