@@ -29,8 +29,12 @@ func NewSampler(n, k int) (*Sampler, error) {
 // Sample writes k distinct client indices in [0, n) into out (length k),
 // drawing randomness from r (math/rand/v2's IntN is unbiased). Every
 // k-subset is equally likely and, given the subset, every order is
-// equally likely.
+// equally likely. An empty out draws nothing (a check-in round samples
+// nobody: the clients decide).
 func (s *Sampler) Sample(r *rand.Rand, out []int) {
+	if len(out) == 0 {
+		return
+	}
 	for i := range s.scratch {
 		s.scratch[i] = int32(i)
 	}
