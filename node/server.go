@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -88,6 +89,10 @@ type Server struct {
 
 	taken  time.Time // when the batch being applied was handed over
 	takenN int       // its size
+	// openRefused counts the reports that did not open (countingOpener),
+	// so that the round hook can count those that opened but did not
+	// decode (server.Step.Refused holds both).
+	openRefused, openRefusedSeen atomic.Int64
 
 	batches  chan batchOffer
 	stops    chan string
@@ -198,7 +203,7 @@ func (s *Server) Attach(m model.Model, test *data.Dataset) (int, error) {
 	}
 	opener := protocol.Opener(s.opener)
 	if s.cfg.Metrics != nil {
-		opener = countingOpener{s.opener, s.cfg.Metrics}
+		opener = countingOpener{s.opener, s.cfg.Metrics, &s.openRefused}
 	}
 	opts := append(s.session.Options(), training.WithRemote(s), training.WithSealing(sealer, opener))
 	if s.tr, err = training.New(s.cfg.Train, m, nil, test, opts...); err != nil {
@@ -261,9 +266,15 @@ func (s *Server) Train(ctx context.Context, hooks training.Hooks) (training.Stop
 		onRound, onEval := hooks.OnRound, hooks.OnEval
 		hooks.OnRound = func(r training.RoundStats) error {
 			s.mu.Lock()
-			n, taken := s.takenN, s.taken
+			taken := s.taken
 			s.mu.Unlock()
-			m.RoundAggregated(n, time.Since(taken))
+			// Reports that did not open are counted by countingOpener;
+			// those that opened but did not decode are counted here.
+			m.RoundAggregated(r.Reports, time.Since(taken))
+			seen := s.openRefused.Load()
+			for range int64(r.Refused) - (seen - s.openRefusedSeen.Swap(seen)) {
+				m.ReportRejected(telemetry.ReasonMalformed)
+			}
 			if onRound != nil {
 				return onRound(r)
 			}
@@ -484,6 +495,7 @@ func batchReason(err error) telemetry.Reason {
 type countingOpener struct {
 	op protocol.Opener
 	m  *telemetry.ServerMetrics
+	n  *atomic.Int64
 }
 
 // Open implements protocol.Opener.
@@ -491,6 +503,7 @@ func (c countingOpener) Open(b protocol.Binding, sealed []byte) ([]byte, error) 
 	r, err := c.op.Open(b, sealed)
 	if err != nil {
 		c.m.ReportRejected(telemetry.Rejection(err))
+		c.n.Add(1)
 	}
 	return r, err
 }

@@ -109,6 +109,9 @@ type Step struct {
 	LR float64
 	// Reports is the number of reports averaged.
 	Reports int
+	// Refused is the number of reports of the batch left out because they
+	// did not open or decode (see Receive).
+	Refused int
 }
 
 // New returns a server for cfg whose model m (of the run's architecture;
@@ -234,9 +237,20 @@ func (s *Server) Averaged(dst []float64) bool {
 // unbiased decodings (randomizer.AddDecodedAll: O(1) per report for R_inf
 // and R_2, one Walsh–Hadamard transform per batch for R_1) in the batch's
 // order, divides by the number of reports, steps with the epoch's learning
-// rate and projects. A batch that is refused (wrong run, wrong length, a
-// report that does not open or decode) changes nothing but the receipt
-// log.
+// rate and projects. A batch that is refused (wrong run, below the minimum
+// batch) changes nothing but the receipt log.
+//
+// A single report that does not open (wrong length, unknown key, sealed to
+// another key, tampered) or does not decode (a well-sealed report that is
+// not a valid output of the run's randomizer) is left out and counted in
+// Step.Refused; the others are averaged (divided by their number). The
+// batch was released and debited by the shuffler before it got here, so
+// dropping a report is post-processing of the released batch and changes
+// no privacy guarantee; refusing the whole batch instead would let one
+// misbehaving sampled client stop the run. Every randomizer's AddDecoded
+// validates a report before adding anything, so a refused report leaves the
+// sum untouched. If no report of the batch is usable, no step is taken and
+// ErrNoUsableReport is returned.
 func (s *Server) Receive(ctx context.Context, b protocol.Batch) (Step, error) {
 	if s.rand == nil {
 		return Step{}, errors.New("server: randomizer none takes clear sums (ApplySum), not batches")
@@ -257,24 +271,46 @@ func (s *Server) Receive(ctx context.Context, b protocol.Batch) (Step, error) {
 	}
 	bind := b.Binding()
 	opened := s.opened[:0]
-	for i, r := range b.Reports {
+	refused := 0
+	for _, r := range b.Reports {
 		if len(r) != s.cfg.Run.ReportBytes {
-			return Step{}, fmt.Errorf("server: report %d has %d bytes, the run's reports have %d", i, len(r), s.cfg.Run.ReportBytes)
+			refused++
+			continue
 		}
 		rep, err := s.cfg.Opener.Open(bind, r)
 		if err != nil {
-			return Step{}, fmt.Errorf("server: report %d: %w", i, err)
+			refused++
+			continue
 		}
 		opened = append(opened, rep)
 	}
 	s.opened = opened[:0]
 	defer clear(opened) // keep no reference to the batch
 	clear(s.sum)
+	used := len(opened)
 	if err := randomizer.AddDecodedAll(s.rand, opened, 1, s.sum); err != nil {
-		return Step{}, fmt.Errorf("server: decoding: %w", err)
+		// Some report does not decode: add them one by one, leaving out
+		// the malformed ones (AddDecoded leaves sum untouched on error).
+		clear(s.sum)
+		used = 0
+		for _, rep := range opened {
+			if s.rand.AddDecoded(randomizer.Report(rep), 1, s.sum) == nil {
+				used++
+			}
+		}
 	}
-	return s.step(len(opened)), nil
+	refused += len(opened) - used
+	if used == 0 {
+		return Step{Refused: refused}, fmt.Errorf("server: round %d: %w (%d refused)", b.Round, ErrNoUsableReport, refused)
+	}
+	st := s.step(used)
+	st.Refused = refused
+	return st, nil
 }
+
+// ErrNoUsableReport: no report of a batch opened and decoded, so the
+// server took no step.
+var ErrNoUsableReport = errors.New("no report of the batch opens and decodes")
 
 // ApplySum is the non-private baseline's server step
 // (protocol.RandomizerNone): sum is the plain sum of reports clipped

@@ -138,8 +138,7 @@ func TestReceiveRefuses(t *testing.T) {
 	}{
 		{"another run", protocol.Batch{Run: "other", Round: 1, Reports: good}, "run"},
 		{"below the minimum batch", protocol.Batch{Run: "run", Round: 1, Reports: good[:2]}, "minimum"},
-		{"wrong length", protocol.Batch{Run: "run", Round: 1, Reports: append(slices.Clone(good[:3]), []byte{1, 2, 3})}, "bytes"},
-		{"undecodable", protocol.Batch{Run: "run", Round: 1, Reports: bad}, "decoding"},
+		{"no usable report", protocol.Batch{Run: "run", Round: 1, Reports: [][]byte{bad[2], bad[2], {1, 2, 3}}}, "no report of the batch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := slices.Clone(m.Params())
@@ -290,5 +289,50 @@ func TestFileReceipts(t *testing.T) {
 	os.WriteFile(path, []byte("{\"run\":\"a\"}\nnot json\n"), 0o644)
 	if _, err := ReadFileReceipts(path); err == nil {
 		t.Error("malformed line accepted")
+	}
+}
+
+// failingOpener refuses the reports whose first byte is 0xEE (a report
+// sealed to another key, say).
+type failingOpener struct{}
+
+func (failingOpener) Open(_ protocol.Binding, s []byte) ([]byte, error) {
+	if s[0] == 0xEE {
+		return nil, protocol.ErrOpen
+	}
+	return s, nil
+}
+
+// TestReceiveLeavesOutBadReports: a report of the wrong length, one that
+// does not open and one that opens but does not decode are left out and
+// counted; the step is the one the good reports alone give (divided by
+// their number), so one misbehaving client cannot stop the run.
+func TestReceiveLeavesOutBadReports(t *testing.T) {
+	s, m, r := newServer(t, "rinf", failingOpener{}, &MemoryReceipts{}, constLR(1), 0)
+	good := reports(t, r, 4, 7)
+	unopenable := slices.Clone(good[0])
+	unopenable[0] = 0xEE
+	undecodable := slices.Clone(good[0])
+	undecodable[0] = 0xFF // wrong wire-format version
+	batch := [][]byte{good[0], {1, 2, 3}, good[1], unopenable, good[2], undecodable, good[3]}
+	want := slices.Clone(m.Params())
+	sum := make([]float64, len(want))
+	if err := randomizer.AddDecodedAll(r, good, 1, sum); err != nil {
+		t.Fatal(err)
+	}
+	for j := range want {
+		want[j] -= sum[j] / 4
+	}
+	st, err := s.Receive(context.Background(), protocol.Batch{Run: "run", Round: 1, Reports: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Reports != 4 || st.Refused != 3 || st.Step != 1 {
+		t.Fatalf("step %+v, want 4 reports averaged and 3 refused", st)
+	}
+	for j := range want {
+		if math.Abs(m.Params()[j]-want[j]) > 1e-12 {
+			t.Fatalf("parameter %d: %v, want %v (the good reports' step)", j, m.Params()[j], want[j])
+		}
 	}
 }

@@ -108,6 +108,10 @@ type RoundStats struct {
 	Loss float64
 	// Duration is the wall time of the round.
 	Duration time.Duration
+	// Reports is the number of reports averaged; Refused the number the
+	// server left out because they did not open or decode
+	// (server.Step.Refused).
+	Reports, Refused int
 }
 
 // clientWorker is one goroutine's scratch: a client.Client (model worker,
@@ -344,7 +348,8 @@ func (t *Trainer) StepContext(ctx context.Context) (RoundStats, error) {
 	t.updates += int64(st.Reports)
 	t.gauss.reports += int64(st.Reports)
 	t.gauss.rounds++
-	return RoundStats{Round: int(st.Step), Epoch: st.Epoch, LR: st.LR, Loss: loss / float64(max(st.Reports, 1)), Duration: time.Since(start)}, nil
+	return RoundStats{Round: int(st.Step), Epoch: st.Epoch, LR: st.LR, Loss: loss / float64(max(st.Reports, 1)), Duration: time.Since(start),
+		Reports: st.Reports, Refused: st.Refused}, nil
 }
 
 func (t *Trainer) example(i int) client.Example {
