@@ -33,9 +33,10 @@ const maxEmptyRounds = 1000
 // seals its report (the same stream continues into its noise) and submits
 // it; the shuffler debits the check-in event and releases the permuted
 // batch, of whatever size; the server averages over the reports it
-// received (see gaussianDivisor in the package documentation of
-// server.Receive: the observed batch size). A round in which nobody
-// checked in is discarded, not debited, and run again.
+// received (server.Receive divides by the batch size, which the check-in
+// analysis covers: it is part of the shuffled output). A round in which
+// nobody checked in is discarded, not debited, and run again (see
+// Config.validateParticipation).
 func (t *Trainer) checkInRound(ctx context.Context) (server.Step, float64, error) {
 	n, rate := t.cfg.Clients, t.cfg.Rate
 	for empty := 0; ; empty++ {
