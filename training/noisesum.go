@@ -159,6 +159,10 @@ func (t *Trainer) noisyRound(ctx context.Context) (server.Step, float64, error) 
 			src = rand.NewChaCha8(clientKey(t.cfg.Seed, roundKey, noiseSlot)) // SIMULATION ONLY
 		}
 		id := t.nextRoundID()
+		// A central round whose Poisson sample came out empty is still a
+		// release (the noise alone) and is debited; a ledger entry counts
+		// at least one report, so it is recorded as 1 (only the event
+		// prices it; at Fig. 1a's rate P(empty) = e^-60).
 		debit := func(ctx context.Context, digest [32]byte) error {
 			return t.debitDense(ctx, shuffler.Release{Run: t.run.Run, Round: id, Reports: max(m, 1), Digest: digest})
 		}
