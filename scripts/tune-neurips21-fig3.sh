@@ -33,6 +33,9 @@ fi
 grep -v '^[[:space:]]*#' "$configs" | grep -v '^[[:space:]]*$' | while read -r name flags; do
 	for seed in $SEEDS; do
 		id="$name-s$seed"
+		if grep -q "^$id	" "$RESULTS/summary.tsv" 2>/dev/null; then
+			continue # done in an earlier invocation
+		fi
 		start=$SECONDS
 		# shellcheck disable=SC2086
 		"$bin" train --preset neurips21-fig3 --dataset mnist --data-dir "$MNIST_DIR" \
