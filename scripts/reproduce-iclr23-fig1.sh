@@ -91,7 +91,7 @@ if [[ $which == b || $which == both ]]; then
 	[[ ${PER_CLIENT_B:-0} == 1 ]] && noise=()
 	run fig1b-checkin --randomizer gaussian --participation checkin --rate 0.1 --sigma 5 --clip 0.01 \
 		--lr "${LR_B:-4}" --epochs 554 --eval-every 50 "${noise[@]}"
-	"$bin" train plot --metrics "$OUT/fig1b-checkin.jsonl" --approx-dp 12 \
+	"$bin" train plot --metrics "$OUT/fig1b-checkin.jsonl" --approx-dp 8 \
 		--label "shuffled check-in, Gauss bound (ours: checkin-gaussian, best)" \
 		--title "ICLR'23 Fig. 1b: shuffled check-in on MNIST, rate 0.1, sigma 5, C = 0.01" \
 		--out "$OUT/fig1b.png"
