@@ -61,3 +61,32 @@ func BenchmarkEvaluateCNNTanh(b *testing.B) {
 	b.ReportMetric(float64(b.N*n)/time.Since(start).Seconds(), "examples/s")
 	b.ReportMetric(float64(b.N*n)/(processCPUSeconds()-cpu0), "examples/cpu-s")
 }
+
+// BenchmarkRoundCNNTanhDJW measures one round at the setting of the
+// neurips21-fig6 preset (cnn-tanh, DJW13's l2 randomizer, eps0 = 2, l2
+// clip C = 0.005), scaled to k = 500 of n = 3000 MNIST-shaped clients.
+func BenchmarkRoundCNNTanhDJW(b *testing.B) {
+	const n, k = 3000, 500
+	m, err := model.New("cnn-tanh", 784, 10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := Config{Clients: n, Sample: k, Randomizer: RandomizerDJW, ClipNorm: NormL2,
+		Clip: 0.005, Eps0: 2, Delta: 1e-5, Epochs: 1e9, LR: LRSchedule{Starts: []int{0}, Rates: []float64{12}}, Seed: 1}
+	tr, err := New(cfg, m, mnistShaped(n, 1), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tr.Step(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start, cpu0 := time.Now(), processCPUSeconds()
+	for range b.N {
+		if _, err := tr.Step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*k)/time.Since(start).Seconds(), "client-updates/s")
+	b.ReportMetric(float64(b.N*k)/(processCPUSeconds()-cpu0), "client-updates/cpu-s")
+}
