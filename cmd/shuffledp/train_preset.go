@@ -74,12 +74,24 @@ func applyTrainPreset(fs *pflag.FlagSet, name string) ([]string, error) {
 		if fl.Changed {
 			continue
 		}
+		if kv[0] == "linf-clip" && !linfClipApplies(fs) {
+			continue // --clip-norm l1|l2 given: the l_inf clip rule does not apply
+		}
 		if err := fs.Set(kv[0], kv[1]); err != nil {
 			return nil, fmt.Errorf("preset %s: --%s %s: %w", name, kv[0], kv[1], err)
 		}
 		set = append(set, kv[0])
 	}
 	return set, nil
+}
+
+// linfClipApplies reports whether a preset's --linf-clip may be applied:
+// not when --clip-norm was given with another norm (e.g. the R_1 run of
+// NeurIPS'21 Fig. 3's stated setting: --preset neurips21-fig3 --randomizer
+// r1 --clip-norm l1), where the l_inf clip rule has no meaning.
+func linfClipApplies(fs *pflag.FlagSet) bool {
+	cn := fs.Lookup("clip-norm")
+	return cn == nil || !cn.Changed || cn.Value.String() == "linf"
 }
 
 // trainPresetHelp describes every preset for train --help.

@@ -62,6 +62,16 @@ func TestTrainPresetExpands(t *testing.T) {
 			}
 		})
 	}
+	// The R_1 variant of Fig. 3's stated setting: with --clip-norm l1 the
+	// preset's l_inf clip rule is not applied (it would be refused), with
+	// --clip-norm linf given explicitly it is.
+	def := flagValues(t, "")["linf-clip"]
+	if got := flagValues(t, "neurips21-fig3", "--randomizer", "r1", "--clip-norm", "l1")["linf-clip"]; got != def {
+		t.Errorf("--preset neurips21-fig3 --clip-norm l1: --linf-clip %q, want the default %q", got, def)
+	}
+	if got := flagValues(t, "neurips21-fig3", "--clip-norm", "linf")["linf-clip"]; got != "clamp" {
+		t.Errorf("--preset neurips21-fig3 --clip-norm linf: --linf-clip %q, want clamp", got)
+	}
 	if _, err := runTrainCmd(t, "--preset", "neurips21-fig5", "--no-progress"); err == nil || !strings.Contains(err.Error(), "preset") {
 		t.Errorf("unknown preset: error %v, want one naming preset", err)
 	}
