@@ -71,7 +71,9 @@ func ldpBounds(mech string) []Bound {
 // "best" is the best valid upper bound: for the LDP mechanisms
 // accounting.Best, for the Gaussian mechanisms the pointwise minimum of the
 // mechanism's bound and Cor. 1 (see gaussian.go). The event is validated
-// first.
+// first. A shuffle Gaussian event under replace-one adjacency has the
+// curve of the same event at sigma/2 under zero-out (see unitSensitivity,
+// adjacency.go).
 func (e Event) Curve(bound string) (accounting.RDP, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
@@ -80,7 +82,7 @@ func (e Event) Curve(bound string) (accounting.RDP, error) {
 		bound = accounting.BoundBest
 	}
 	if isGaussian(e.Mechanism) {
-		return gaussianCurve(e, bound)
+		return gaussianCurve(e.unitSensitivity(), bound)
 	}
 	if e.Mechanism == SampledGaussian {
 		return sampledGaussianCurve(e, bound)

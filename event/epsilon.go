@@ -27,6 +27,11 @@ type Result struct {
 	// Rounds is the total count of the composed events; Guarantee is zero
 	// (epsilon 0 at delta) when it is 0.
 	Rounds int64
+	// Adjacency is the neighbouring relation the statement is for: the
+	// events' common EffectiveAdjacency, or zero-out when they differ
+	// (every curve bounds zero-out pairs; adjacency.go). Empty when there
+	// are no events.
+	Adjacency string
 }
 
 // Epsilon composes the events under the named bound on the given orders and
@@ -111,7 +116,7 @@ func AccountCurves(events []Composed, curves []accounting.RDP, bound string, del
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Guarantee: accounting.Guarantee{Delta: delta}, Rounds: rounds}
+	res := Result{Guarantee: accounting.Guarantee{Delta: delta}, Rounds: rounds, Adjacency: ComposedAdjacency(events)}
 	for _, c := range curves {
 		res.Lower = res.Lower || accounting.IsLower(c)
 	}

@@ -45,6 +45,16 @@ func Mechanisms() []string {
 //	subsampled-shuffle-gaussian  n, k (1 <= k <= n), sigma >= MinSigma
 //	checkin-gaussian             n, rate in (0, 1], sigma >= MinSigma
 //	sampled-gaussian             rate in (0, 1], sigma >= MinSigma; n optional (sampled_gaussian.go)
+//
+// Adjacency (adjacency.go) names the neighbouring relation the event's
+// epsilon is for: replace-one or zero-out for the shuffle Gaussian
+// mechanisms (replace-one is their curve at sigma/2), add-remove or
+// zero-out for sampled-gaussian (replace-one is refused), replace-one for
+// the eps0-LDP mechanisms. Empty means the legacy meaning of an event
+// written before the field existed (EffectiveAdjacency): zero-out for the
+// shuffle Gaussian mechanisms, add-remove for sampled-gaussian, so that
+// stored ledgers keep their meaning; every producer in this module sets it
+// explicitly on the Gaussian events it writes.
 type Event struct {
 	Mechanism string  `json:"mechanism"`
 	N         int64   `json:"n"`
@@ -52,6 +62,7 @@ type Event struct {
 	Eps0      float64 `json:"eps0,omitempty"`
 	Sigma     float64 `json:"sigma,omitempty"`
 	Rate      float64 `json:"rate,omitempty"`
+	Adjacency string  `json:"adjacency,omitempty"`
 }
 
 // Composed is an event applied Count times; rounds compose additively in
@@ -79,13 +90,20 @@ func isGaussian(m string) bool {
 func isLDP(m string) bool { return m == Shuffle || m == SubsampledShuffle }
 
 // Validate checks the parameters of e. Errors name the parameter as the
-// shuffledp flag (--n, --k, --eps0, --sigma, --rate, --mechanism).
+// shuffledp flag (--n, --k, --eps0, --sigma, --rate, --mechanism,
+// --adjacency).
 func (e Event) Validate() error {
 	if e.Mechanism == SampledGaussian {
-		return e.validateSampledGaussian() // sampled_gaussian.go
+		if err := e.validateSampledGaussian(); err != nil { // sampled_gaussian.go
+			return err
+		}
+		return e.validateAdjacency()
 	}
 	if !isLDP(e.Mechanism) && !isGaussian(e.Mechanism) {
 		return fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(Mechanisms(), ", "), e.Mechanism)
+	}
+	if err := e.validateAdjacency(); err != nil {
+		return err
 	}
 	if e.N < 1 {
 		return fmt.Errorf("--n must be >= 1, got %d", e.N)
@@ -169,7 +187,9 @@ func (e Event) reports() int64 {
 }
 
 // String formats e as mechanism(parameters), listing the parameters the
-// mechanism uses: "subsampled-shuffle(n=60000, k=10000, eps0=1.5)".
+// mechanism uses and the adjacency when set:
+// "subsampled-shuffle(n=60000, k=10000, eps0=1.5)",
+// "checkin-gaussian(n=60000, rate=0.1, sigma=5, adjacency=replace-one)".
 func (e Event) String() string {
 	if e.Mechanism == SampledGaussian {
 		return e.sampledGaussianString()
@@ -189,6 +209,9 @@ func (e Event) String() string {
 	}
 	if e.Sigma != 0 {
 		add("sigma", g(e.Sigma))
+	}
+	if e.Adjacency != "" {
+		add("adjacency", e.Adjacency)
 	}
 	return e.Mechanism + "(" + strings.Join(p, ", ") + ")"
 }

@@ -28,3 +28,27 @@ func Example() {
 	// subsampled-shuffle(n=60000, k=10000, eps0=1.5)
 	// epsilon 0.5526 at delta 1e-05
 }
+
+// Example_adjacency: 1,000 rounds of DP-SGD in the shuffle model (60 of
+// 60,000 clients per round add N(0, C^2 0.86^2 I) to their clipped
+// gradients). Replace-one adjacency (one client's gradient replaced by any
+// other, up to 2C apart; the default of shuffledp account and train) costs
+// what zero-out adjacency (replaced by zero, the ICLR'23 paper's
+// convention) costs at half the noise multiplier.
+func Example_adjacency() {
+	for _, e := range []event.Event{
+		{Mechanism: event.SubsampledShuffleGaussian, N: 60000, K: 60, Sigma: 0.86, Adjacency: event.AdjacencyZeroOut},
+		{Mechanism: event.SubsampledShuffleGaussian, N: 60000, K: 60, Sigma: 0.86, Adjacency: event.AdjacencyReplaceOne},
+		{Mechanism: event.SubsampledShuffleGaussian, N: 60000, K: 60, Sigma: 0.43, Adjacency: event.AdjacencyZeroOut},
+	} {
+		r, err := event.Account([]event.Composed{{Event: e, Count: 1000}}, "best", 1e-5, nil)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s: epsilon %.4f (%s)\n", e, r.Epsilon, r.Adjacency)
+	}
+	// Output:
+	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.86, adjacency=zero-out): epsilon 0.5280 (zero-out)
+	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.86, adjacency=replace-one): epsilon 3.4969 (replace-one)
+	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.43, adjacency=zero-out): epsilon 3.4969 (zero-out)
+}

@@ -75,7 +75,11 @@ func (e Event) sampledGaussianString() string {
 	if e.N != 0 {
 		s += "n=" + strconv.FormatInt(e.N, 10) + ", "
 	}
-	return s + "rate=" + g(e.Rate) + ", sigma=" + g(e.Sigma) + ")"
+	s += "rate=" + g(e.Rate) + ", sigma=" + g(e.Sigma)
+	if e.Adjacency != "" {
+		s += ", adjacency=" + e.Adjacency
+	}
+	return s + ")"
 }
 
 // sampledGaussianCurves memoises the curves per (rate, sigma, bound), each
@@ -102,7 +106,7 @@ func sampledGaussianCurve(e Event, bound string) (accounting.RDP, error) {
 	default:
 		return nil, e.unknownBound(bound)
 	}
-	key := sampledGaussianKey{e.Rate, e.Sigma, bound}
+	key := sampledGaussianKey{e.Rate, e.Sigma, bound} // the same curve for add-remove and zero-out
 	sampledGaussianCurves.Lock()
 	defer sampledGaussianCurves.Unlock()
 	if c, ok := sampledGaussianCurves.m[key]; ok {
