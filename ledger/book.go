@@ -146,6 +146,25 @@ func (b *book) guarantee(groups []event.Composed, delta float64) (accounting.Gua
 	return r.Guarantee, err
 }
 
+// sameAdjacency refuses an event that would change the neighbouring
+// relation the run's epsilon is stated for (event.ComposedAdjacency of its
+// entries): composing, say, a zero-out round into a replace-one run would
+// turn its statement into a zero-out one. An event stored without an
+// adjacency has its legacy meaning (event.Event.EffectiveAdjacency), so a
+// run started before the field existed continues under its legacy
+// adjacency spelled out.
+func (b *book) sameAdjacency(ev event.Event) error {
+	if len(b.groups) == 0 {
+		return nil
+	}
+	was := event.ComposedAdjacency(b.groups)
+	if now := event.ComposedAdjacency(append(slices.Clone(b.groups), event.Composed{Event: ev, Count: 1})); now != was {
+		return fmt.Errorf("--adjacency %s of %s would make run %q's epsilon, so far for %s adjacency, one for %s: a run's epsilon is for one neighbouring relation",
+			ev.EffectiveAdjacency(), ev, b.info.Run, was, now)
+	}
+	return nil
+}
+
 // with returns the composition with one more occurrence of ev (a copy).
 func (b *book) with(ev event.Event) ([]event.Composed, error) {
 	key, err := EncodeEvent(ev)

@@ -107,13 +107,19 @@ func (e Entry) Validate() error {
 }
 
 // same reports whether e and f record the same debit: the same key, event,
-// report count and digest (the time may differ: a retry is later).
+// report count and digest (the time may differ: a retry is later). An
+// event without an adjacency (stored before the field existed) is the same
+// as the event with its legacy adjacency spelled out
+// (event.Event.EffectiveAdjacency), so a retry across an upgrade is not a
+// conflict.
 func (e Entry) same(f Entry) bool {
 	if e.Run != f.Run || e.Round != f.Round || e.Reports != f.Reports || e.Digest != f.Digest {
 		return false
 	}
-	a, errA := EncodeEvent(e.Event)
-	b, errB := EncodeEvent(f.Event)
+	ea, fa := e.Event, f.Event
+	ea.Adjacency, fa.Adjacency = ea.EffectiveAdjacency(), fa.EffectiveAdjacency()
+	a, errA := EncodeEvent(ea)
+	b, errB := EncodeEvent(fa)
 	return errA == nil && errB == nil && a == b
 }
 

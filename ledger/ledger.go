@@ -183,6 +183,9 @@ func (l *Ledger) CheckNext(ev event.Event) error {
 }
 
 func (l *Ledger) checkNext(ev event.Event) error {
+	if err := l.book.sameAdjacency(ev); err != nil {
+		return err
+	}
 	if l.target == 0 {
 		_, err := l.book.curve(ev)
 		return err

@@ -29,6 +29,11 @@ type Summary struct {
 	// the ICLR'23 Thm 1 worst-case pair (a Gaussian event not bounded by
 	// gaussian-cor1).
 	Assumption string `json:"assumption,omitempty"`
+	// Adjacency is the neighbouring relation Epsilon is for
+	// (event.Result.Adjacency: the events' effective adjacency; an event
+	// stored before the field existed has its legacy meaning); empty
+	// before the first round.
+	Adjacency string `json:"adjacency,omitempty"`
 	// Events is the composition: the distinct events, in order of first
 	// appearance, with their counts (summing to Rounds).
 	Events []event.Composed `json:"events"`
@@ -51,7 +56,7 @@ func (b *book) summary(delta float64, withEntries bool) (Summary, error) {
 	s := Summary{
 		Run: b.info.Run, Rounds: int64(len(b.entries)),
 		Epsilon: r.Epsilon, Delta: delta, Order: r.Order, AtGridEdge: r.AtGridEdge, Conversion: r.Conversion,
-		Bound: b.info.Bound, Winner: r.Winner, Assumption: r.Assumption,
+		Bound: b.info.Bound, Winner: r.Winner, Assumption: r.Assumption, Adjacency: r.Adjacency,
 		Events: slices.Clone(b.groups), FirstRound: -1, LastRound: -1,
 	}
 	if s.Events == nil {
