@@ -37,6 +37,9 @@ type accountRequest struct {
 	// ClientSigma is --client-sigma (sampled-gaussian): the per-client noise
 	// multiplier of a shuffle-model run, so that sigma = sqrt(k) * ClientSigma.
 	ClientSigma float64
+	// Adjacency is --adjacency; "" means event.DefaultAdjacency of the
+	// mechanism (replace-one; add-remove for sampled-gaussian).
+	Adjacency string
 }
 
 // accountRow is one line of `account` output: an (epsilon, delta) statement
@@ -190,6 +193,7 @@ func addMechanismFlags(f *pflag.FlagSet, req *accountRequest, ordersSpec *string
 	f.Float64Var(&req.Eps0, "eps0", 2, "LDP parameter eps0 of each client's randomizer (LDP mechanisms)")
 	f.Float64Var(&req.Sigma, "sigma", 0, "noise multiplier sigma (Gaussian mechanisms)")
 	f.Float64Var(&req.ClientSigma, "client-sigma", 0, "sampled-gaussian: per-client sigma of a shuffle-model run with --k clients; sigma = sqrt(k) * client-sigma")
+	f.StringVar(&req.Adjacency, "adjacency", "", "neighbouring datasets the epsilon is for: replace-one (one client's gradient replaced by any other, up to 2C apart; the default, and the only one of the LDP mechanisms), zero-out (replaced by zero: the ICLR'23 paper's convention; the Gaussian curve at sigma instead of sigma/2) or add-remove (sampled-gaussian's default; same numbers as zero-out there)")
 	f.Var(countFlag{&req.Steps}, "steps", "number of rounds T")
 	f.Var(fractionFlag{&req.Delta}, "delta", "target delta in (0,1); a quotient such as 1/60000 is accepted")
 	f.StringVar(ordersSpec, "orders", "", `Rényi orders: "lo:hi" (every integer), a comma list, or empty for the mechanism's default grid`)
@@ -344,6 +348,7 @@ func writeAccountJSON(w io.Writer, req accountRequest, rows []accountRow, skippe
 	if !req.Given("sigma") {
 		o.Eps0 = req.Eps0
 	}
+	o.Adjacency = req.event().EffectiveAdjacency()
 	main := rows[0]
 	if len(rows) > 1 {
 		o.All = rows
@@ -388,6 +393,7 @@ func writeAccountTable(w io.Writer, req accountRequest, rows []accountRow) {
 		} else {
 			fmt.Fprintf(w, " eps0=%g", req.Eps0)
 		}
+		fmt.Fprintf(w, " adjacency=%s", req.event().EffectiveAdjacency())
 	}
 	fmt.Fprintf(w, " steps=%d delta=%g\n\n", req.Steps, req.Delta)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -12,16 +12,20 @@ import (
 
 // TestAccountMatchesEvent: `account --json` reports, for flags describing
 // an event, what event.Account reports for that event composed --steps
-// times (the JSON contract: epsilon, delta, order, bound, winning_bound).
+// times (the JSON contract: epsilon, delta, order, bound, winning_bound,
+// adjacency); a Gaussian event under its default adjacency (replace-one)
+// and under --adjacency zero-out.
 func TestAccountMatchesEvent(t *testing.T) {
-	for _, c := range []struct {
+	type accountCase struct {
 		args   []string
 		e      event.Event
 		steps  int64
 		bound  string
 		delta  float64
 		orders []float64
-	}{
+	}
+	var cases []accountCase
+	for _, c := range []accountCase{
 		{[]string{"--n", "60000", "--k", "600", "--eps0", "1", "--steps", "100", "--delta", "1/60000"},
 			event.Event{Mechanism: event.SubsampledShuffle, N: 60000, K: 600, Eps0: 1}, 100, "best", 1.0 / 60000, nil},
 		{[]string{"--mechanism", "shuffle", "--n", "2000", "--eps0", "0.5", "--steps", "3", "--delta", "1e-6", "--bound", "ccs21-upper2"},
@@ -33,6 +37,17 @@ func TestAccountMatchesEvent(t *testing.T) {
 		{[]string{"--mechanism", "checkin-gaussian", "--n", "60000", "--rate", "0.1", "--sigma", "5", "--steps", "100", "--delta", "1e-5", "--bound", "iclr23-eq13"},
 			event.Event{Mechanism: event.CheckinGaussian, N: 60000, Rate: 0.1, Sigma: 5}, 100, event.BoundICLR23Eq13, 1e-5, nil},
 	} {
+		if c.e.Sigma == 0 {
+			cases = append(cases, c)
+			continue
+		}
+		ro, zo := c, c
+		ro.e.Adjacency = event.AdjacencyReplaceOne
+		zo.e.Adjacency = event.AdjacencyZeroOut
+		zo.args = append(slices.Clone(c.args), "--adjacency", "zero-out")
+		cases = append(cases, ro, zo)
+	}
+	for _, c := range cases {
 		out, err := runAccount(t, append(c.args, "--json")...)
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", c.args, err, out)
@@ -41,13 +56,18 @@ func TestAccountMatchesEvent(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatalf("%v: %v\n%s", c.args, err, out)
 		}
+		var adj struct{ Adjacency string }
+		if err := json.Unmarshal([]byte(out), &adj); err != nil {
+			t.Fatal(err)
+		}
 		want, err := event.Account([]event.Composed{{Event: c.e, Count: c.steps}}, c.bound, c.delta, c.orders)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Bound != c.bound || got.Epsilon != want.Epsilon || got.Delta != want.Delta || got.Order != want.Order ||
-			got.Winner != want.Winner || got.Lower != want.Lower || got.Conversion != want.Conversion {
-			t.Errorf("%v: account %+v, event %+v", c.args, got, want)
+			got.Winner != want.Winner || got.Lower != want.Lower || got.Conversion != want.Conversion ||
+			adj.Adjacency != want.Adjacency || want.Adjacency != c.e.EffectiveAdjacency() {
+			t.Errorf("%v: account %+v (adjacency %q), event %+v", c.args, got, adj.Adjacency, want)
 		}
 		g, err := event.Epsilon([]event.Composed{{Event: c.e, Count: c.steps}}, c.bound, c.delta, c.orders)
 		if err != nil || g != want.Guarantee {

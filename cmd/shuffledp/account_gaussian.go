@@ -45,6 +45,16 @@ pair D=(0,...,0), D'=(1,0,...,0). The paper asserts, without a proof we could
 check, that this pair and direction are the worst case over adjacent datasets.
 Every epsilon of these mechanisms except gaussian-cor1 (and "best" when it is
 won by gaussian-cor1) is only as strong as that claim.
+Adjacency (--adjacency): the clients' gradients are clipped to l2 norm C and
+sigma is in units of C.
+  replace-one  (default) one client's gradient replaced by any other: the two
+               are up to 2C apart, so every bound above is evaluated at
+               sigma/2. Exact: translating every client's input by the same
+               vector commutes with shuffling (an invertible post-processing),
+               so the pair is the zero-out pair with sensitivity 2C.
+  zero-out     one client's gradient replaced by zero (at most C apart): the
+               bounds at sigma, the ICLR'23 paper's own convention (Thm 1's
+               pair (0,...,0) vs (1,0,...,0)); use it to compare with the paper.
 `
 
 // Registered during package variable initialisation, before account.go's

@@ -82,11 +82,12 @@ func table1Golden(t *testing.T) (capped, uncapped map[int64][2]float64) {
 // through the CLI (n=60000, sigma=9.48, delta=1/n, orders 2..30: 0.22820,
 // 0.22820, 0.22822 for T=1, 2, 7) and then without the cap (default grid:
 // every integer order to 4096), against the mpmath oracle: never below it,
-// at most 1e-10 above.
+// at most 1e-10 above. The paper's numbers are zero-out numbers (Thm 1's
+// pair differs by one vector of norm C): --adjacency zero-out.
 func TestAccountGaussianTable1(t *testing.T) {
 	capped, uncapped := table1Golden(t)
 	delta := strconv.FormatFloat(1.0/60000, 'g', -1, 64)
-	base := []string{"--mechanism", "shuffle-gaussian", "--sigma", "9.48", "--n", "60000", "--delta", delta}
+	base := []string{"--mechanism", "shuffle-gaussian", "--sigma", "9.48", "--n", "60000", "--delta", delta, "--adjacency", "zero-out"}
 	paper := map[int64]string{1: "0.22820", 2: "0.22820", 7: "0.22822"}
 	for _, T := range []int64{1, 2, 7} {
 		steps := strconv.FormatInt(T, 10)
@@ -109,6 +110,14 @@ func TestAccountGaussianTable1(t *testing.T) {
 		if T == 1 && (fmt.Sprintf("%.5f", v.Epsilon) != "0.00141" || v.Order != 1976) {
 			t.Errorf("T=1 default grid: %.5f at %g, want 0.00141 at 1976", v.Epsilon, v.Order)
 		}
+		// Replace-one (the default) at sigma is zero-out at sigma/2, bit
+		// for bit, and costs more.
+		ro := accountGaussianJSON(t, "--mechanism", "shuffle-gaussian", "--sigma", "9.48", "--n", "60000", "--delta", delta, "--steps", steps)
+		half := accountGaussianJSON(t, "--mechanism", "shuffle-gaussian", "--sigma", "4.74", "--n", "60000", "--delta", delta, "--steps", steps, "--adjacency", "zero-out")
+		if ro.Epsilon != half.Epsilon || ro.Order != half.Order || !(ro.Epsilon > v.Epsilon) {
+			t.Errorf("T=%d: replace-one at 9.48 %.15g (order %g), zero-out at 4.74 %.15g (order %g), zero-out at 9.48 %.15g",
+				T, ro.Epsilon, ro.Order, half.Epsilon, half.Order, v.Epsilon)
+		}
 	}
 }
 
@@ -116,20 +125,36 @@ func TestAccountGaussianTable1(t *testing.T) {
 // the unshuffled Gaussian (Cor. 1) matches its closed form and is never
 // better than Thm 1; eq. (11) is never worse than its relaxation eq. (13).
 func TestAccountGaussianAll(t *testing.T) {
+	// Cor. 1 by hand: min over integer orders of T lambda/(2 sigma^2) + CKS
+	// conversion; sigma 3 under zero-out, 3/2 under replace-one.
+	for _, c := range []struct {
+		adjacency string
+		sigma     float64
+	}{{"replace-one", 1.5}, {"zero-out", 3}} {
+		v := accountGaussianJSON(t, "--mechanism", "shuffle-gaussian", "--sigma", "3", "--n", "1000",
+			"--steps", "10", "--delta", "1e-6", "--orders", "2:64", "--bound", "all", "--adjacency", c.adjacency)
+		got := map[string]float64{}
+		for _, r := range v.All {
+			got[r.Bound] = r.Epsilon
+		}
+		cor1 := math.Inf(1)
+		for l := 2.0; l <= 64; l++ {
+			rdp := 10 * l / (2 * c.sigma * c.sigma)
+			cor1 = math.Min(cor1, rdp+(math.Log(1e6)+(l-1)*math.Log1p(-1/l)-math.Log(l))/(l-1))
+		}
+		if e := got[event.BoundGaussianCor1]; e < cor1 || e > cor1*(1+1e-12) {
+			t.Errorf("%s: gaussian-cor1: %.15g, closed form %.15g", c.adjacency, e, cor1)
+		}
+		if !(got[event.BoundICLR23Thm1] <= got[event.BoundGaussianCor1]) || got["best"] != got[event.BoundICLR23Thm1] || v.Bound != "best" {
+			t.Errorf("%s: shuffle-gaussian rows: %v", c.adjacency, got)
+		}
+	}
+
 	v := accountGaussianJSON(t, "--mechanism", "shuffle-gaussian", "--sigma", "3", "--n", "1000",
 		"--steps", "10", "--delta", "1e-6", "--orders", "2:64", "--bound", "all")
 	got := map[string]float64{}
 	for _, r := range v.All {
 		got[r.Bound] = r.Epsilon
-	}
-	// Cor. 1 by hand: min over integer orders of T lambda/(2 sigma^2) + CKS conversion.
-	cor1 := math.Inf(1)
-	for l := 2.0; l <= 64; l++ {
-		rdp := 10 * l / 18
-		cor1 = math.Min(cor1, rdp+(math.Log(1e6)+(l-1)*math.Log1p(-1/l)-math.Log(l))/(l-1))
-	}
-	if e := got[event.BoundGaussianCor1]; e < cor1 || e > cor1*(1+1e-12) {
-		t.Errorf("gaussian-cor1: %.15g, closed form %.15g", e, cor1)
 	}
 	if !(got[event.BoundICLR23Thm1] <= got[event.BoundGaussianCor1]) || got["best"] != got[event.BoundICLR23Thm1] || v.Bound != "best" {
 		t.Errorf("shuffle-gaussian rows: %v", got)

@@ -12,12 +12,19 @@ import (
 
 // event returns the privacy event the flags describe. A parameter the
 // mechanism does not use is set only when its flag was given, so that
-// event.Validate names it; --k defaults to 1000 and --eps0 to 2.
+// event.Validate names it; --k defaults to 1000 and --eps0 to 2. A
+// Gaussian event always carries its adjacency (--adjacency, default
+// event.DefaultAdjacency); an LDP event only when --adjacency is given.
 func (req accountRequest) event() event.Event {
 	if req.Mechanism == event.SampledGaussian {
-		return req.sampledGaussianEvent() // account_sampled_gaussian.go
+		e := req.sampledGaussianEvent() // account_sampled_gaussian.go
+		e.Adjacency = req.adjacency()
+		return e
 	}
 	e := event.Event{Mechanism: req.Mechanism, N: req.N, Sigma: req.Sigma, Rate: req.Rate}
+	if isGaussianMechanism(req.Mechanism) || req.Adjacency != "" {
+		e.Adjacency = req.adjacency()
+	}
 	switch {
 	case req.Mechanism == event.SubsampledShuffle || req.Mechanism == event.SubsampledShuffleGaussian || req.Given("k"):
 		e.K = req.K
@@ -26,6 +33,14 @@ func (req accountRequest) event() event.Event {
 		e.Eps0 = req.Eps0
 	}
 	return e
+}
+
+// adjacency is --adjacency, or the mechanism's default.
+func (req accountRequest) adjacency() string {
+	if req.Adjacency != "" {
+		return req.Adjacency
+	}
+	return event.DefaultAdjacency(req.Mechanism)
 }
 
 // isLDPMechanism reports whether the mechanism takes eps0-LDP reports (and

@@ -19,6 +19,10 @@ Central DP (no shuffler; the DP-SGD baseline of Opacus and TF Privacy):
                     --n (rate = k/n); --n is otherwise only echoed
 Bounds: mtz19 (Mironov, Talwar, Zhang 2019: the exact RDP, every real order;
 no assumption), gaussian-cor1 (no sampling, for comparison), best (default).
+Adjacency: add-remove (default; one record added or removed) or zero-out (one
+record replaced by zero: the same numbers). replace-one is refused: under
+Poisson sampling its pair is not the add-remove pair at sigma/2, and MTZ19's
+curve does not bound it.
 Equal total noise (ICLR'23 Fig. 1): the shuffle-model run
   --mechanism subsampled-shuffle-gaussian --n N --k B --sigma S
 (each of B clients adds N(0, S^2 I)) adds as much noise in total as

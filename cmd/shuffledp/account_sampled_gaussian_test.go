@@ -138,7 +138,7 @@ func TestAccountSampledGaussianJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"sampled-gaussian(rate=0.004, sigma=1.1) steps=14063", "mtz19", "gaussian-cor1", "won by mtz19"} {
+	for _, s := range []string{"sampled-gaussian(rate=0.004, sigma=1.1, adjacency=add-remove) steps=14063", "mtz19", "gaussian-cor1", "won by mtz19"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q:\n%s", s, out)
 		}

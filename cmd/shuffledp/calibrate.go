@@ -60,6 +60,9 @@ type calibrateOutput struct {
 	Eps0        *float64 `json:"eps0,omitempty"`
 	Sigma       *float64 `json:"sigma,omitempty"`
 	Steps       int64    `json:"steps"`
+	// Adjacency is the neighbouring relation the epsilon is for
+	// (--adjacency or the mechanism's default).
+	Adjacency string `json:"adjacency"`
 }
 
 func newCalibrateCmd() *cobra.Command {
@@ -87,8 +90,10 @@ func newCalibrateCmd() *cobra.Command {
                  Poisson sampling rate (sampled-gaussian)
 
 The other flags are those of account (--mechanism, --bound, --n, --k, --rate,
---eps0, --sigma, --steps, --orders); --bound all is not allowed, lower bounds
-are refused. The search brackets the answer and narrows it (Illinois regula
+--eps0, --sigma, --adjacency, --steps, --orders); --bound all is not allowed,
+lower bounds are refused. The Gaussian mechanisms are calibrated for
+--adjacency (default replace-one, add-remove for sampled-gaussian; under
+zero-out a shuffle Gaussian sigma is half the replace-one one). The search brackets the answer and narrows it (Illinois regula
 falsi for sigma, eps0 and rate, to a relative 1e-7, then rounded to 7 significant
 digits in the safe direction; integer bisection for steps and k, exact). The
 reported epsilon is the one account reports at the reported value, never above
@@ -292,7 +297,7 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 		return calibrateOutput{}, fmt.Errorf("internal error: epsilon %g at --%s %g exceeds the target %g", row.Epsilon, solve, value, target)
 	}
 	out := calibrateOutput{Solve: solve, Value: value, TargetEpsilon: target, accountRow: row, Evaluations: evals,
-		Mechanism: final.Mechanism, N: final.N, Steps: final.Steps}
+		Mechanism: final.Mechanism, N: final.N, Steps: final.Steps, Adjacency: final.event().EffectiveAdjacency()}
 	if (solve == solveK || solve == solveSteps) && int64(value) < hi {
 		next, err := eval(with(value + 1))
 		if err == nil {
@@ -360,7 +365,7 @@ func writeCalibrateText(w io.Writer, o calibrateOutput) {
 	if o.Sigma != nil {
 		fmt.Fprintf(w, ", sigma=%g", *o.Sigma)
 	}
-	fmt.Fprintf(w, ", steps=%d; bound %s", o.Steps, o.Bound)
+	fmt.Fprintf(w, ", steps=%d, adjacency %s; bound %s", o.Steps, o.Adjacency, o.Bound)
 	if o.Winner != "" {
 		fmt.Fprintf(w, " won by %s", o.Winner)
 	}

@@ -106,14 +106,16 @@ func TestCalibrateProperty(t *testing.T) {
 }
 
 // TestCalibrateText: the default output is one human-readable line with the
-// answer and the epsilon it spends.
+// answer, the epsilon it spends and the adjacency it is for (the numbers
+// are zero-out ones).
 func TestCalibrateText(t *testing.T) {
 	out, err := runCalibrate(t, "--mechanism", "shuffle-gaussian", "--n", "60000", "--sigma", "9.48",
-		"--delta", "1e-5", "--epsilon", "1", "--solve", "steps")
+		"--delta", "1e-5", "--epsilon", "1", "--solve", "steps", "--adjacency", "zero-out")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"steps = 327664: epsilon 0.9999987799", "<= target 1", "steps = 327665 would spend epsilon 1.000000458", "worst-case pair"} {
+	for _, s := range []string{"steps = 327664: epsilon 0.9999987799", "<= target 1", "steps = 327665 would spend epsilon 1.000000458", "worst-case pair",
+		"adjacency zero-out"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}

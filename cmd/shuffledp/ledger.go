@@ -144,7 +144,9 @@ func onlyRun(cmd *cobra.Command, store ledger.Store) (string, error) {
 	return "", fmt.Errorf("the ledger has %d runs (%s): choose one with --run", len(runs), strings.Join(runs, ", "))
 }
 
-// describeEvent prints an event's parameters as account's flags.
+// describeEvent prints an event's parameters as account's flags, with the
+// adjacency of a Gaussian event spelled out (an event stored without one
+// has its legacy meaning, which is not account's default).
 func describeEvent(ev event.Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "--mechanism %s --n %d", ev.Mechanism, ev.N)
@@ -159,6 +161,9 @@ func describeEvent(ev event.Event) string {
 	}
 	if ev.Rate != 0 {
 		fmt.Fprintf(&b, " --rate %g", ev.Rate)
+	}
+	if ev.Sigma != 0 {
+		fmt.Fprintf(&b, " --adjacency %s", ev.EffectiveAdjacency())
 	}
 	return b.String()
 }
@@ -178,12 +183,13 @@ func writeLedgerSummary(w io.Writer, s ledger.Summary) {
 	if s.Rounds == 0 {
 		fmt.Fprintf(tw, "epsilon\t0 at delta %g (nothing spent)\n", s.Delta)
 	} else {
-		fmt.Fprintf(tw, "epsilon\t%.6g at delta %g (RDP order %g, %s conversion)\n", s.Epsilon, s.Delta, s.Order, s.Conversion)
+		fmt.Fprintf(tw, "epsilon\t%.6g at delta %g for %s adjacency (RDP order %g, %s conversion)\n", s.Epsilon, s.Delta, s.Adjacency, s.Order, s.Conversion)
 	}
 	fmt.Fprintf(tw, "bound\t%s\n", bound)
 	if s.Assumption != "" {
 		fmt.Fprintf(tw, "note\tassumes %s (see account --help)\n", s.Assumption)
 	}
+
 	for i, c := range s.Events {
 		label := ""
 		if i == 0 {
