@@ -94,11 +94,14 @@ type CheckInGaussianComposition struct {
 //
 //  1. each report is (eps0, delta0)-LDP, the analytic Gaussian mechanism
 //     (GaussianDelta) at noise multiplier sigma. sigma is the noise in
-//     units of the sensitivity the caller assumes: the clip radius C (the
-//     adjacency of the shuffle Gaussian RDP bounds, whose Thm 1 pair
-//     differs by one vector of norm C: like for like with them), or the
-//     LDP diameter 2C (any two inputs of the ball; pass sigma/2), which is
-//     how the ICLR'23 submission's Sec. 5.1 calls sigma 9.48 (1, 1/n)-LDP;
+//     units of the sensitivity the caller assumes: the clip radius C
+//     (zero-out adjacency, one vector replaced by zero: ICLR'23 Thm 1's
+//     pair; like for like with the shuffle Gaussian RDP bounds under
+//     event.AdjacencyZeroOut), or the LDP diameter 2C (replace-one
+//     adjacency, any two inputs of the ball; pass sigma/2: like for like
+//     with them under event.AdjacencyReplaceOne, the default of shuffledp
+//     train and account), which is how the ICLR'23 submission's Sec. 5.1
+//     calls sigma 9.48 (1, 1/n)-LDP;
 //  2. amplification by shuffling, FMT20 for (eps0, delta0)-LDP randomizers
 //     (their Thm 3.8 as the ICLR'23 submission, Sec. 5.1, states it): m
 //     shuffled reports are (eps, deltaS + (e^eps + 1)(1 + e^-eps0/2) m delta0)

@@ -4,20 +4,48 @@ import (
 	"fmt"
 
 	"github.com/shuffledp/shuffledp/approxdp"
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // Sensitivity conventions of ApproxDPRecords.
 const (
 	// SensitivityClip: neighbouring datasets differ in one client's vector
-	// by at most the clip radius C (one vector replaced by zero), the
-	// adjacency of the shuffle Gaussian RDP bounds (ICLR'23 Thm 1's pair):
-	// like for like with the run's epsilon.
+	// by at most the clip radius C (one vector replaced by zero): zero-out
+	// adjacency, that of ICLR'23 Thm 1's pair.
 	SensitivityClip = "clip"
 	// SensitivityDiameter: any two inputs of the ball, 2C apart (pure LDP
-	// of each report), the convention of the ICLR'23 submission's
-	// Sec. 5.1 when it calls sigma 9.48 (1, 1/n)-LDP.
+	// of each report): replace-one adjacency, and the convention of the
+	// ICLR'23 submission's Sec. 5.1 when it calls sigma 9.48 (1, 1/n)-LDP.
 	SensitivityDiameter = "diameter"
+	// SensitivityAdjacency: the run's own adjacency (RunAdjacency), like
+	// for like with its epsilon: SensitivityDiameter for replace-one,
+	// SensitivityClip for zero-out.
+	SensitivityAdjacency = "adjacency"
 )
+
+// RunAdjacency returns the adjacency the records' epsilon is for: their
+// Adjacency field, or for records written before it existed the legacy
+// zero-out (add-remove for central-gaussian), and an error if the records
+// disagree. It is "" for records without a Gaussian randomizer.
+func RunAdjacency(recs []Record) (string, error) {
+	var a string
+	for i, r := range recs {
+		ra := r.Adjacency
+		if ra == "" {
+			switch r.Randomizer {
+			case RandomizerGaussian:
+				ra = event.AdjacencyZeroOut
+			case RandomizerCentralGaussian:
+				ra = event.AdjacencyAddRemove
+			}
+		}
+		if i > 0 && ra != a {
+			return "", fmt.Errorf("metrics: records of adjacency %q and %q in one run", a, ra)
+		}
+		a = ra
+	}
+	return a, nil
+}
 
 // ApproxDPRecords returns copies of the records of a check-in Gaussian run
 // (randomizer gaussian, participation checkin) whose Epsilon is the
@@ -26,14 +54,26 @@ const (
 // (eps0, delta0)-LDP, FMT20 clones shuffling of the clients that checked
 // in, amplification by the check-in rate, KOV15 composition; the baseline
 // of Liew et al. 2022 that ICLR'23 Fig. 1b compares with), under the
-// sensitivity convention sensitivity (SensitivityClip or
-// SensitivityDiameter). At most points records are kept, evenly spaced
+// sensitivity convention sensitivity (SensitivityClip, SensitivityDiameter,
+// or SensitivityAdjacency: the run's, sensitivity 2C under replace-one, C
+// under zero-out, so that the route is stated for the relation the run's
+// epsilon is for). At most points records are kept, evenly spaced
 // by round and including the last (each costs a search over delta splits,
 // ~10 s at n = 60000); round 0 is dropped. EpsilonNeurIPS21, Bound,
 // BoundWinner and RDPOrder are cleared.
 func ApproxDPRecords(recs []Record, sensitivity string, points int) ([]Record, error) {
 	if points < 1 {
 		return nil, fmt.Errorf("points must be >= 1, got %d", points)
+	}
+	if sensitivity == SensitivityAdjacency {
+		a, err := RunAdjacency(recs)
+		if err != nil {
+			return nil, err
+		}
+		sensitivity = SensitivityClip
+		if a == event.AdjacencyReplaceOne {
+			sensitivity = SensitivityDiameter
+		}
 	}
 	var scale float64
 	switch sensitivity {
@@ -42,7 +82,7 @@ func ApproxDPRecords(recs []Record, sensitivity string, points int) ([]Record, e
 	case SensitivityDiameter:
 		scale = 0.5
 	default:
-		return nil, fmt.Errorf("sensitivity must be %s or %s, got %q", SensitivityClip, SensitivityDiameter, sensitivity)
+		return nil, fmt.Errorf("sensitivity must be %s, %s or %s, got %q", SensitivityClip, SensitivityDiameter, SensitivityAdjacency, sensitivity)
 	}
 	var run []Record
 	for _, r := range recs {

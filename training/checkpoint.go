@@ -210,7 +210,7 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 	case st.Crypto != c.CryptoNoise:
 		return mismatch("crypto-noise", st.Crypto, c.CryptoNoise)
 	case st.Gaussian != c.gaussianParams():
-		return mismatch("sigma, participation, rate or noise-sum", st.Gaussian, c.gaussianParams())
+		return mismatch("sigma, participation, rate, noise-sum or adjacency", st.Gaussian, c.gaussianParams())
 	case st.Version < 3 && (c.Optimizer.Kind() != server.OptimizerSGD || c.EMA != 0):
 		return fmt.Errorf("resume: the checkpoint (version %d) was written by plain SGD without EMA, before the server had an optimizer; it resumes only with --optimizer sgd and --ema 0, not %s and ema %g",
 			st.Version, c.Optimizer, c.EMA)

@@ -116,6 +116,16 @@ type Config struct {
 	// (--noise-sum; SIMULATION ONLY, see noisesum.go for the proof of
 	// equivalence and what it does not simulate).
 	NoiseSum bool
+	// Adjacency is the neighbouring relation the Gaussian runs' epsilon is
+	// for (--adjacency; event.Event.Adjacency): event.AdjacencyReplaceOne
+	// (one client's gradient replaced by any other, the curves at sigma/2)
+	// or event.AdjacencyZeroOut (replaced by zero, the ICLR'23 paper's
+	// convention) for randomizer gaussian; event.AdjacencyAddRemove or
+	// zero-out for central-gaussian (replace-one is refused there). Empty
+	// means the default, set by Validate: replace-one for gaussian,
+	// add-remove for central-gaussian. The eps0-LDP randomizers are
+	// replace-one natively: "" or replace-one, and their events carry none.
+	Adjacency string
 	// Delta is the delta at which epsilon is reported (--delta).
 	Delta float64
 	// Epochs is the number of passes, an epoch being n/k rounds

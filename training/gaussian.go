@@ -3,6 +3,8 @@ package training
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
@@ -125,9 +127,13 @@ func (c *Config) validateParticipation() error {
 	return nil
 }
 
-// validateGaussian checks the Gaussian fields against the randomizer.
+// validateGaussian checks the Gaussian fields against the randomizer and
+// sets the default Adjacency of a Gaussian run.
 func (c *Config) validateGaussian() error {
 	if !c.gaussian() {
+		if c.Adjacency != "" && c.Adjacency != event.AdjacencyReplaceOne {
+			return fmt.Errorf("adjacency %s does not apply to randomizer %s: eps0-LDP reports are bounded for replace-one adjacency; omit --adjacency", c.Adjacency, c.Randomizer)
+		}
 		if c.Sigma != 0 {
 			return fmt.Errorf("sigma is used by randomizer gaussian and central-gaussian, not %s (use --eps0)", c.Randomizer)
 		}
@@ -145,6 +151,18 @@ func (c *Config) validateGaussian() error {
 	if c.NoiseSum && c.Randomizer != RandomizerGaussian {
 		return fmt.Errorf("noise-sum simulates the clients' noise of randomizer gaussian; central-gaussian adds one vector anyway")
 	}
+	switch {
+	case c.Adjacency == "":
+		c.Adjacency = event.DefaultAdjacency(c.RoundEvent().Mechanism)
+	case !slices.Contains(event.Adjacencies(), c.Adjacency):
+		return fmt.Errorf("adjacency must be one of %s, got %q", strings.Join(event.Adjacencies(), ", "), c.Adjacency)
+	case c.Randomizer == RandomizerCentralGaussian && c.Adjacency == event.AdjacencyReplaceOne:
+		return fmt.Errorf("adjacency replace-one is not supported by randomizer central-gaussian: under Poisson sampling MTZ19's curve bounds add-remove and zero-out, not replace-one (see account --help); use %s or %s",
+			event.AdjacencyAddRemove, event.AdjacencyZeroOut)
+	case c.Randomizer == RandomizerGaussian && c.Adjacency == event.AdjacencyAddRemove:
+		return fmt.Errorf("adjacency add-remove does not apply to randomizer gaussian (the shuffle Gaussian bounds are for a fixed population of n clients); use %s or %s",
+			event.AdjacencyReplaceOne, event.AdjacencyZeroOut)
+	}
 	if err := c.RoundEvent().Validate(); err != nil {
 		return fmt.Errorf("privacy event: %w", err)
 	}
@@ -157,7 +175,7 @@ func (c *Config) validateGaussian() error {
 func (c *Config) gaussianRun(r protocol.RunConfig) protocol.RunConfig {
 	switch c.Randomizer {
 	case RandomizerGaussian:
-		r.Sigma, r.Eps0 = c.Sigma, 0
+		r.Sigma, r.Eps0, r.Adjacency = c.Sigma, 0, c.Adjacency
 		if c.checkIn() {
 			r.Participation, r.Rate, r.MinBatch = protocol.ParticipationCheckIn, c.Rate, 1
 		}
@@ -173,18 +191,24 @@ func (c *Config) gaussianRun(r protocol.RunConfig) protocol.RunConfig {
 func (t *Trainer) clientRun() protocol.RunConfig {
 	if t.cfg.NoiseSum {
 		r := t.run
-		r.Randomizer, r.Sigma, r.Participation, r.Rate, r.MinBatch, r.ReportBytes = RandomizerNone, 0, "", 0, r.PerRound, 0
+		r.Randomizer, r.Sigma, r.Participation, r.Rate, r.MinBatch, r.ReportBytes, r.Adjacency = RandomizerNone, 0, "", 0, r.PerRound, 0, ""
 		return r
 	}
 	return t.run
 }
 
 // gaussianParams are the Gaussian parameters a checkpoint must match.
+// Adjacency is empty for the legacy relation of a checkpoint written before
+// the field existed (zero-out for gaussian, add-remove for
+// central-gaussian; for the eps0-LDP randomizers, their native
+// replace-one), and names the relation otherwise, so that an old run
+// resumes only under its own relation.
 type gaussianParams struct {
 	Sigma         float64
 	Participation string
 	Rate          float64
 	NoiseSum      bool
+	Adjacency     string
 }
 
 func (c *Config) gaussianParams() gaussianParams {
@@ -192,7 +216,19 @@ func (c *Config) gaussianParams() gaussianParams {
 	if c.Participation != ParticipationSample {
 		p.Participation = c.Participation
 	}
+	if c.gaussian() && c.Adjacency != (event.Event{Mechanism: c.RoundEvent().Mechanism}).EffectiveAdjacency() {
+		p.Adjacency = c.Adjacency
+	}
 	return p
+}
+
+// String formats the parameters for a resume error.
+func (p gaussianParams) String() string {
+	a := p.Adjacency
+	if a == "" {
+		a = "the legacy one (zero-out; add-remove for central-gaussian)"
+	}
+	return fmt.Sprintf("sigma %g, participation %q, rate %g, noise-sum %v, adjacency %s", p.Sigma, p.Participation, p.Rate, p.NoiseSum, a)
 }
 
 // gaussianState is the Trainer's scratch for the Gaussian runs.
@@ -215,7 +251,7 @@ func (r *roundNoise) Uint64() uint64 { return r.src.Uint64() }
 // resets the batch-size statistics.
 func (t *Trainer) gaussianFields(rec *Record) {
 	if t.cfg.gaussian() {
-		rec.Sigma, rec.Eps0, rec.NoiseSum = t.cfg.Sigma, 0, t.cfg.NoiseSum
+		rec.Sigma, rec.Eps0, rec.NoiseSum, rec.Adjacency = t.cfg.Sigma, 0, t.cfg.NoiseSum, t.cfg.Adjacency
 		if t.cfg.checkIn() || t.cfg.Randomizer == RandomizerCentralGaussian {
 			rec.Participation, rec.Rate = t.cfg.Participation, t.cfg.Rate
 			if t.cfg.Randomizer == RandomizerCentralGaussian {

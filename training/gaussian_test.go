@@ -1,9 +1,11 @@
 package training
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,10 +69,25 @@ func accountEpsilon(t *testing.T, ev event.Event, rounds int, delta float64) flo
 // `account` gives for the rounds completed: subsampled-shuffle-gaussian
 // (n, k, sigma), checkin-gaussian (n, rate, sigma), sampled-gaussian
 // (rate, sigma); the ledger holds one event per round, each with the
-// batch's real size.
+// batch's real size. Both adjacencies: the default (replace-one;
+// add-remove for central-gaussian) and zero-out, which every record and
+// event names.
 func TestGaussianEpsilonMatchesAccount(t *testing.T) {
+	var cfgs []Config
 	for _, cfg := range gaussianConfigs(t) {
-		t.Run(gaussianName(cfg), func(t *testing.T) {
+		zo := cfg
+		zo.Adjacency = event.AdjacencyZeroOut
+		cfgs = append(cfgs, cfg, zo)
+	}
+	for _, cfg := range cfgs {
+		adjacency := cfg.Adjacency
+		if adjacency == "" {
+			adjacency = event.AdjacencyReplaceOne
+			if cfg.Randomizer == RandomizerCentralGaussian {
+				adjacency = event.AdjacencyAddRemove
+			}
+		}
+		t.Run(gaussianName(cfg)+"/"+adjacency, func(t *testing.T) {
 			cfg.Epochs, cfg.EvalEvery = 1, 4 // 10 rounds: evaluations at 0, 4, 8, 10
 			tr, err := New(cfg, newLogReg(t, 10, 4), blobs(cfg.Clients, 10, 4, 1, 1), blobs(100, 10, 4, 1, 2))
 			if err != nil {
@@ -85,7 +102,13 @@ func TestGaussianEpsilonMatchesAccount(t *testing.T) {
 			}
 			cfgV := tr.Config()
 			ev := cfgV.RoundEvent()
+			if ev.Adjacency != adjacency || cfgV.Adjacency != adjacency {
+				t.Fatalf("round event %s (config adjacency %q), want adjacency %s", ev, cfgV.Adjacency, adjacency)
+			}
 			for _, r := range recs {
+				if r.Adjacency != adjacency {
+					t.Errorf("round %d: record adjacency %q, want %s", r.Round, r.Adjacency, adjacency)
+				}
 				want := 0.0
 				if r.Round > 0 {
 					want = accountEpsilon(t, ev, r.Round, cfg.Delta)
@@ -249,6 +272,13 @@ func TestGaussianConfigNamesTheFlag(t *testing.T) {
 		{"rate", func(c *Config) { gauss(c); c.Rate = 0.5 }},                                         // rate without check-in or central
 		{"rate", func(c *Config) { gauss(c); c.Randomizer, c.Rate = RandomizerCentralGaussian, -1 }},
 		{"clip-norm", func(c *Config) { gauss(c); c.ClipNorm = NormLInf }},
+		{"adjacency", func(c *Config) { gauss(c); c.Adjacency = "replace" }},
+		{"adjacency", func(c *Config) { gauss(c); c.Adjacency = event.AdjacencyAddRemove }},
+		{"adjacency", func(c *Config) {
+			gauss(c)
+			c.Randomizer, c.Adjacency = RandomizerCentralGaussian, event.AdjacencyReplaceOne
+		}},
+		{"adjacency", func(c *Config) { c.Randomizer, c.Eps0, c.Adjacency = RandomizerRInf, 1, event.AdjacencyZeroOut }},
 	}
 	for _, tc := range tests {
 		c := baseConfig(t)
@@ -333,8 +363,62 @@ func TestApproxDPRecords(t *testing.T) {
 			t.Errorf("round %d: sensitivity C %v, diameter %v", r.Round, *r.Epsilon, *diam[i].Epsilon)
 		}
 	}
+	// The run's adjacency: replace-one (the default) is sensitivity 2C;
+	// records without an adjacency (written before it was recorded) are
+	// zero-out, sensitivity C; records that disagree are refused.
+	if a, err := RunAdjacency(recs); err != nil || a != event.AdjacencyReplaceOne {
+		t.Fatalf("RunAdjacency %q, %v; want replace-one", a, err)
+	}
+	run, err := ApproxDPRecords(recs, SensitivityAdjacency, 2)
+	if err != nil || len(run) != 2 || *run[1].Epsilon != *diam[1].Epsilon {
+		t.Errorf("replace-one run: %v (%v), want the diameter's %v", run, err, *diam[1].Epsilon)
+	}
+	legacy := slices.Clone(recs)
+	for i := range legacy {
+		legacy[i].Adjacency = ""
+	}
+	run, err = ApproxDPRecords(legacy, SensitivityAdjacency, 2)
+	if err != nil || len(run) != 2 || *run[1].Epsilon != *clip[1].Epsilon {
+		t.Errorf("legacy (zero-out) run: %v (%v), want sensitivity C's %v", run, err, *clip[1].Epsilon)
+	}
+	legacy[0].Adjacency = event.AdjacencyReplaceOne
+	if _, err := ApproxDPRecords(legacy, SensitivityAdjacency, 2); err == nil {
+		t.Error("records of two adjacencies were accepted")
+	}
 	recs[1].Participation = ""
 	if _, err := ApproxDPRecords(recs, SensitivityClip, 2); err == nil {
 		t.Error("a run without check-in was accepted")
+	}
+}
+
+// TestGaussianCheckpointAdjacency: a resume must keep the adjacency. A
+// zero-out checkpoint holds no adjacency, exactly what a checkpoint written
+// before the field existed holds (gob omits the empty string), so an old
+// run resumes under zero-out and is refused under the new default
+// replace-one; a replace-one checkpoint is refused under zero-out.
+func TestGaussianCheckpointAdjacency(t *testing.T) {
+	base := baseConfig(t)
+	base.Randomizer, base.Sigma, base.Eps0, base.Clip = RandomizerGaussian, 0.8, 0, 0.5
+	with := func(a string) Config { c := base; c.Adjacency = a; return c }
+	for _, tc := range []struct {
+		wrote, resume string
+		ok            bool
+	}{
+		{event.AdjacencyZeroOut, event.AdjacencyZeroOut, true},
+		{event.AdjacencyZeroOut, "", false}, // the default is replace-one
+		{"", event.AdjacencyReplaceOne, true},
+		{event.AdjacencyReplaceOne, event.AdjacencyZeroOut, false},
+	} {
+		var buf bytes.Buffer
+		if err := runRounds(t, with(tc.wrote), 2).WriteCheckpoint(&buf); err != nil {
+			t.Fatal(err)
+		}
+		err := runRounds(t, with(tc.resume), 0).ReadCheckpoint(bytes.NewReader(buf.Bytes()))
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("written %q, resumed %q: %v", tc.wrote, tc.resume, err)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "adjacency")):
+			t.Errorf("written %q, resumed %q: error %v, want one naming adjacency", tc.wrote, tc.resume, err)
+		}
 	}
 }

@@ -24,14 +24,15 @@ var ErrBudgetExhausted = ledger.ErrBudgetExhausted
 // mechanism (n, rate, sigma; eq. (11)), whatever the realized batch size
 // (the curve covers its distribution); central-gaussian is the
 // Poisson-sampled Gaussian mechanism (rate, sigma; MTZ19), n recorded.
+// The Gaussian events carry the run's Adjacency.
 func (c *Config) roundEvent(reports int) event.Event {
 	switch {
 	case c.Randomizer == RandomizerCentralGaussian:
-		return event.Event{Mechanism: event.SampledGaussian, N: int64(c.Clients), Rate: c.Rate, Sigma: c.Sigma}
+		return event.Event{Mechanism: event.SampledGaussian, N: int64(c.Clients), Rate: c.Rate, Sigma: c.Sigma, Adjacency: c.Adjacency}
 	case c.Randomizer == RandomizerGaussian && c.Participation == ParticipationCheckIn:
-		return event.Event{Mechanism: event.CheckinGaussian, N: int64(c.Clients), Rate: c.Rate, Sigma: c.Sigma}
+		return event.Event{Mechanism: event.CheckinGaussian, N: int64(c.Clients), Rate: c.Rate, Sigma: c.Sigma, Adjacency: c.Adjacency}
 	case c.Randomizer == RandomizerGaussian:
-		return event.Event{Mechanism: event.SubsampledShuffleGaussian, N: int64(c.Clients), K: int64(reports), Sigma: c.Sigma}
+		return event.Event{Mechanism: event.SubsampledShuffleGaussian, N: int64(c.Clients), K: int64(reports), Sigma: c.Sigma, Adjacency: c.Adjacency}
 	}
 	return event.Event{Mechanism: event.SubsampledShuffle, N: int64(c.Clients), K: int64(reports), Eps0: c.Eps0}
 }

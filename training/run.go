@@ -95,6 +95,12 @@ type Record struct {
 	Rate          float64  `json:"rate,omitempty"`
 	NoiseSum      bool     `json:"noise_sum,omitempty"`
 	MeanBatch     *float64 `json:"mean_batch,omitempty"`
+	// Adjacency is the neighbouring relation Epsilon is for
+	// (Config.Adjacency; event.Event.Adjacency), on the Gaussian runs'
+	// records; absent in records written before it existed (zero-out for
+	// gaussian, add-remove for central-gaussian) and for the eps0-LDP
+	// randomizers (replace-one).
+	Adjacency string `json:"adjacency,omitempty"`
 }
 
 // StopReason says why Run returned.
