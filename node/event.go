@@ -16,13 +16,17 @@ import (
 //   - randomizer gaussian with participation checkin: the shuffled
 //     check-in Gaussian mechanism (eq. (11); n, rate, sigma), whatever
 //     the realized batch size, whose distribution the curve covers.
+//
+// The Gaussian events carry the run's adjacency (RunConfig.Adjacency,
+// which the client pools compare between the server's publication and
+// the shuffler's relay like every other field).
 func RoundEvent(run protocol.RunConfig, reports int) event.Event {
 	n := int64(run.Population)
 	switch {
 	case run.Randomizer == protocol.RandomizerGaussian && run.Participation == protocol.ParticipationCheckIn:
-		return event.Event{Mechanism: event.CheckinGaussian, N: n, Rate: run.Rate, Sigma: run.Sigma}
+		return event.Event{Mechanism: event.CheckinGaussian, N: n, Rate: run.Rate, Sigma: run.Sigma, Adjacency: run.Adjacency}
 	case run.Randomizer == protocol.RandomizerGaussian:
-		return event.Event{Mechanism: event.SubsampledShuffleGaussian, N: n, K: int64(reports), Sigma: run.Sigma}
+		return event.Event{Mechanism: event.SubsampledShuffleGaussian, N: n, K: int64(reports), Sigma: run.Sigma, Adjacency: run.Adjacency}
 	}
 	return event.Event{Mechanism: event.SubsampledShuffle, N: n, K: int64(reports), Eps0: run.Eps0}
 }

@@ -33,14 +33,15 @@ func TestGaussianOverTheNetwork(t *testing.T) {
 		{"gaussian k of n", func(c *training.Config) {
 			c.Randomizer, c.Eps0, c.Sigma, c.Clip = training.RandomizerGaussian, 0, sigma, 1
 		}, func(k int) event.Event {
-			return event.Event{Mechanism: event.SubsampledShuffleGaussian, N: 20, K: int64(k), Sigma: sigma}
+			return event.Event{Mechanism: event.SubsampledShuffleGaussian, N: 20, K: int64(k), Sigma: sigma, Adjacency: event.AdjacencyReplaceOne}
 		}, 2},
-		{"gaussian check-in", func(c *training.Config) {
+		{"gaussian check-in, zero-out", func(c *training.Config) {
 			c.Randomizer, c.Eps0, c.Sigma, c.Clip = training.RandomizerGaussian, 0, sigma, 1
 			c.Participation, c.Rate, c.Sample = training.ParticipationCheckIn, 0.9, 0
+			c.Adjacency = event.AdjacencyZeroOut
 			c.Epochs = 1.8 // expected batch 18: 2 rounds
 		}, func(int) event.Event {
-			return event.Event{Mechanism: event.CheckinGaussian, N: 20, Rate: 0.9, Sigma: sigma}
+			return event.Event{Mechanism: event.CheckinGaussian, N: 20, Rate: 0.9, Sigma: sigma, Adjacency: event.AdjacencyZeroOut}
 		}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +133,7 @@ func TestSameRunConfig(t *testing.T) {
 		{func(c *pb.RunConfig) { c.Randomizer = "r1" }, "randomizer"},
 		{func(c *pb.RunConfig) { c.Sigma = 0.5 }, "sigma"},
 		{func(c *pb.RunConfig) { c.Participation, c.Rate = "checkin", 0.5 }, "participation"},
+		{func(c *pb.RunConfig) { c.Adjacency = "zero-out" }, "adjacency"},
 	} {
 		other := runConfigToPB(protocol.RunConfig{Run: "r", Randomizer: "rinf", Eps0: 2, Population: 20, PerRound: 5, Dim: 7})
 		tc.change(other)
@@ -141,5 +143,38 @@ func TestSameRunConfig(t *testing.T) {
 	}
 	if d := sameRunConfig(base, nil); !strings.HasPrefix(d, "config") {
 		t.Errorf("no relayed config: %q", d)
+	}
+}
+
+// TestRunConfigAdjacency: a Gaussian run configuration must name a valid
+// adjacency for the event the shuffler debits (a server that names none is
+// older than the node); the other randomizers carry none.
+func TestRunConfigAdjacency(t *testing.T) {
+	gauss := protocol.RunConfig{Run: "r", Model: "logreg", Dim: 7, Randomizer: protocol.RandomizerGaussian, ClipNorm: protocol.NormL2,
+		Clip: 1, Sigma: 2, Population: 20, PerRound: 5, MinBatch: 1, ReportBytes: 100}
+	for _, tc := range []struct {
+		adjacency string
+		ok        bool
+	}{
+		{event.AdjacencyReplaceOne, true},
+		{event.AdjacencyZeroOut, true},
+		{"", false},
+		{event.AdjacencyAddRemove, false},
+		{"swap", false},
+	} {
+		c := gauss
+		c.Adjacency = tc.adjacency
+		got, err := runConfigFromPB(runConfigToPB(c))
+		switch {
+		case tc.ok && (err != nil || got != c):
+			t.Errorf("adjacency %q: %+v, %v", tc.adjacency, got, err)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "adjacency")):
+			t.Errorf("adjacency %q: error %v, want one naming adjacency", tc.adjacency, err)
+		}
+	}
+	ldp := gauss
+	ldp.Randomizer, ldp.Sigma, ldp.Eps0, ldp.Adjacency = "rinf", 0, 1, event.AdjacencyReplaceOne
+	if _, err := runConfigFromPB(runConfigToPB(ldp)); err == nil || !strings.Contains(err.Error(), "adjacency") {
+		t.Errorf("rinf with an adjacency: %v, want an error naming adjacency", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/shuffledp/shuffledp/event"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
 	"github.com/shuffledp/shuffledp/protocol"
 )
@@ -44,7 +45,8 @@ func dial(addr string, tc *tls.Config) (*grpc.ClientConn, error) {
 func runConfigToPB(c protocol.RunConfig) *pb.RunConfig {
 	return &pb.RunConfig{Run: c.Run, Model: c.Model, Dim: int64(c.Dim), Randomizer: c.Randomizer, ClipNorm: c.ClipNorm,
 		Clip: c.Clip, ClampLinf: c.ClampLinf, Eps0: c.Eps0, Population: int64(c.Population), PerRound: int64(c.PerRound),
-		MinBatch: int64(c.MinBatch), ReportBytes: int64(c.ReportBytes), Sigma: c.Sigma, Participation: c.Participation, Rate: c.Rate}
+		MinBatch: int64(c.MinBatch), ReportBytes: int64(c.ReportBytes), Sigma: c.Sigma, Participation: c.Participation, Rate: c.Rate,
+		Adjacency: c.Adjacency}
 }
 
 func runConfigFromPB(p *pb.RunConfig) (protocol.RunConfig, error) {
@@ -58,7 +60,8 @@ func runConfigFromPB(p *pb.RunConfig) (protocol.RunConfig, error) {
 	}
 	c := protocol.RunConfig{Run: p.Run, Model: p.Model, Dim: int(p.Dim), Randomizer: p.Randomizer, ClipNorm: p.ClipNorm,
 		Clip: p.Clip, ClampLinf: p.ClampLinf, Eps0: p.Eps0, Population: int(p.Population), PerRound: int(p.PerRound),
-		MinBatch: int(p.MinBatch), ReportBytes: int(p.ReportBytes), Sigma: p.Sigma, Participation: p.Participation, Rate: p.Rate}
+		MinBatch: int(p.MinBatch), ReportBytes: int(p.ReportBytes), Sigma: p.Sigma, Participation: p.Participation, Rate: p.Rate,
+		Adjacency: p.Adjacency}
 	if err := c.Validate(); err != nil {
 		return protocol.RunConfig{}, fmt.Errorf("run config: %w", err)
 	}
@@ -68,7 +71,28 @@ func runConfigFromPB(p *pb.RunConfig) (protocol.RunConfig, error) {
 	if c.Participation == protocol.ParticipationCheckIn && c.Randomizer != protocol.RandomizerGaussian {
 		return protocol.RunConfig{}, fmt.Errorf("run config: participation checkin needs randomizer gaussian (the accountant's checkin-gaussian curve), got %s", c.Randomizer)
 	}
+	if err := checkAdjacency(c); err != nil {
+		return protocol.RunConfig{}, fmt.Errorf("run config: %w", err)
+	}
 	return c, nil
+}
+
+// checkAdjacency requires a Gaussian run configuration to name its
+// adjacency explicitly (a server that names none is older than this node:
+// the event it would have the shuffler debit has no stated relation) and
+// the event the shuffler debits for it to be valid; the other randomizers
+// carry none.
+func checkAdjacency(c protocol.RunConfig) error {
+	if c.Randomizer != protocol.RandomizerGaussian {
+		if c.Adjacency != "" {
+			return fmt.Errorf("adjacency %s applies to randomizer gaussian only (eps0-LDP reports are replace-one natively), got randomizer %s", c.Adjacency, c.Randomizer)
+		}
+		return nil
+	}
+	if c.Adjacency == "" {
+		return fmt.Errorf("adjacency must be set for randomizer gaussian (%s or %s); the server is older than this node", event.AdjacencyReplaceOne, event.AdjacencyZeroOut)
+	}
+	return RoundEvent(c, max(c.PerRound, 1)).Validate()
 }
 
 // sameRunConfig reports the first field in which the run configuration the

@@ -69,6 +69,10 @@ type RunConfig struct {
 	// Rate is the check-in probability gamma of ParticipationCheckIn, in
 	// (0, 1]; 0 otherwise.
 	Rate float64
+	// Adjacency is the neighbouring relation the shuffler's ledger debits
+	// RandomizerGaussian rounds for (event.Event.Adjacency: replace-one or
+	// zero-out); empty for the others.
+	Adjacency string
 }
 
 // RandomizerGaussian names the Gaussian local randomizer of shuffle

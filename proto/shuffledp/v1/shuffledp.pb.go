@@ -55,6 +55,11 @@ type RunConfig struct {
 	// with its own randomness).
 	Participation string  `protobuf:"bytes,14,opt,name=participation,proto3" json:"participation,omitempty"`
 	Rate          float64 `protobuf:"fixed64,15,opt,name=rate,proto3" json:"rate,omitempty"`
+	// adjacency is the neighbouring relation the shuffler's ledger debits
+	// randomizer gaussian rounds for: "replace-one" (one client's gradient
+	// replaced by any other; the curves at sigma/2) or "zero-out" (replaced
+	// by zero); "" for the other randomizers.
+	Adjacency     string `protobuf:"bytes,16,opt,name=adjacency,proto3" json:"adjacency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -192,6 +197,13 @@ func (x *RunConfig) GetRate() float64 {
 		return x.Rate
 	}
 	return 0
+}
+
+func (x *RunConfig) GetAdjacency() string {
+	if x != nil {
+		return x.Adjacency
+	}
+	return ""
 }
 
 // Dataset names the clients' data: client i holds training example i.
@@ -1074,7 +1086,7 @@ var File_shuffledp_proto protoreflect.FileDescriptor
 
 const file_shuffledp_proto_rawDesc = "" +
 	"\n" +
-	"\x0fshuffledp.proto\x12\fshuffledp.v1\"\x96\x03\n" +
+	"\x0fshuffledp.proto\x12\fshuffledp.v1\"\xb4\x03\n" +
 	"\tRunConfig\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x10\n" +
@@ -1096,7 +1108,8 @@ const file_shuffledp_proto_rawDesc = "" +
 	"\freport_bytes\x18\f \x01(\x03R\vreportBytes\x12\x14\n" +
 	"\x05sigma\x18\r \x01(\x01R\x05sigma\x12$\n" +
 	"\rparticipation\x18\x0e \x01(\tR\rparticipation\x12\x12\n" +
-	"\x04rate\x18\x0f \x01(\x01R\x04rate\"1\n" +
+	"\x04rate\x18\x0f \x01(\x01R\x04rate\x12\x1c\n" +
+	"\tadjacency\x18\x10 \x01(\tR\tadjacency\"1\n" +
 	"\aDataset\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04seed\x18\x02 \x01(\x04R\x04seed\"\x0f\n" +
