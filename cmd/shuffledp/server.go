@@ -85,7 +85,7 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 	if err != nil {
 		return err
 	}
-	flags := trainRunFlags(cmd)
+	flags := trainRunFlags(cmd, cfg)
 	for _, n := range nodeFlags {
 		delete(flags, n)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/shuffledp/shuffledp/data"
+	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/server"
 	"github.com/shuffledp/shuffledp/statedir"
@@ -225,12 +226,20 @@ var trainLaterFlags = map[string]bool{"optimizer": true, "momentum": true, "adam
 
 // trainRunFlags returns every flag of the train command (set or default)
 // as name → value, the run's identity in its state directory. --preset is
-// not part of it: the values it set are.
-func trainRunFlags(cmd *cobra.Command) map[string]string {
+// not part of it: the values it set are. The adjacency is cfg's (the
+// default filled in), and part of the identity only when it differs from
+// the relation a run started before --adjacency existed was accounted
+// for (zero-out; add-remove for central-gaussian; replace-one for the
+// eps0-LDP randomizers): such a run resumes with --adjacency zero-out,
+// and without it (replace-one now) it is refused, naming --adjacency.
+func trainRunFlags(cmd *cobra.Command, cfg training.Config) map[string]string {
 	m := map[string]string{}
+	if legacy := (event.Event{Mechanism: cfg.RoundEvent().Mechanism}).EffectiveAdjacency(); cfg.Adjacency != "" && cfg.Adjacency != legacy {
+		m["adjacency"] = cfg.Adjacency
+	}
 	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
 		switch fl.Name {
-		case "state", "checkpoint", "resume", "help", "preset":
+		case "state", "checkpoint", "resume", "help", "preset", "adjacency":
 			return
 		}
 		if trainLaterFlags[fl.Name] && fl.Value.String() == fl.DefValue {
@@ -341,7 +350,7 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	)
 	if f.state != "" {
 		session, err = training.OpenSession(parent, training.SessionConfig{
-			Dir: f.state, Flags: trainRunFlags(cmd), MayDiffer: trainMayDiffer, Metrics: f.metrics,
+			Dir: f.state, Flags: trainRunFlags(cmd, cfg), MayDiffer: trainMayDiffer, Metrics: f.metrics,
 		}, &cfg)
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/figures"
 	"github.com/shuffledp/shuffledp/training"
 )
@@ -15,7 +16,7 @@ import (
 // and the central-DP baseline.
 type trainGaussianFlags struct {
 	sigma, clientSigma, rate float64
-	participation            string
+	participation, adjacency string
 	noiseSum                 bool
 }
 
@@ -43,13 +44,23 @@ Gaussian runs (ICLR'23 submission "Shuffle Gaussian mechanism", Sec. 5.2):
       --mechanism sampled-gaussian). --client-sigma s sets S = sqrt(B) s with
       B = sample (or rate*clients), the total noise of B Gaussian clients with
       noise multiplier s (the paper's equal-noise comparison).
-  --eps0 does not apply to either.`
+  --eps0 does not apply to either.
+  --adjacency names the neighbouring datasets the epsilon is for (recorded in
+      every metrics line, the ledger and the checkpoint; a resumed run keeps
+      it): replace-one (the default for gaussian: one client's gradient
+      replaced by any other, up to 2C apart, so the curves are evaluated at
+      sigma/2) or zero-out (replaced by zero: the ICLR'23 paper's convention,
+      the curves at sigma) for gaussian; add-remove (the default) or zero-out,
+      the same numbers, for central-gaussian, which refuses replace-one (see
+      account --help). A run started before --adjacency existed is zero-out
+      (add-remove for central-gaussian): resume it with --adjacency zero-out.`
 
 func addTrainGaussianFlags(fl *pflag.FlagSet, g *trainGaussianFlags) {
 	fl.Float64Var(&g.sigma, "sigma", 0, "noise multiplier of --randomizer gaussian (each client adds N(0, C^2 sigma^2 I)) or central-gaussian (the server adds it to the sum)")
 	fl.Float64Var(&g.clientSigma, "client-sigma", 0, "with --randomizer central-gaussian: sigma = sqrt(B) * client-sigma, B = --sample (or --rate x --clients): the same total noise as B Gaussian clients")
 	fl.StringVar(&g.participation, "participation", training.ParticipationSample, "who decides which clients report: sample (k = --sample of n, drawn by the shuffler) or checkin (each client checks in with probability --rate by its own coin; --randomizer gaussian)")
 	fl.Float64Var(&g.rate, "rate", 0, "check-in probability of --participation checkin, or the Poisson sampling rate of --randomizer central-gaussian (default sample/clients)")
+	fl.StringVar(&g.adjacency, "adjacency", "", "neighbouring datasets the epsilon of --randomizer gaussian or central-gaussian is for: replace-one or zero-out (gaussian; default replace-one), add-remove or zero-out (central-gaussian; default add-remove); see Gaussian runs below")
 	fl.BoolVar(&g.noiseSum, "noise-sum", false, "SIMULATION ONLY, --randomizer gaussian: add one summed noise vector N(0, m C^2 sigma^2 I) per round instead of one per client (same distribution of the server's sum; much faster; no per-client reports)")
 }
 
@@ -64,14 +75,14 @@ func applyTrainGaussian(fs *pflag.FlagSet, g *trainGaussianFlags, cfg *training.
 				return fmt.Errorf("%s applies to --randomizer gaussian or central-gaussian, not %s", name, cfg.Randomizer)
 			}
 		}
-		cfg.Participation, cfg.Rate = g.participation, g.rate
+		cfg.Participation, cfg.Rate, cfg.Adjacency = g.participation, g.rate, g.adjacency
 		return nil
 	}
 	if changed("eps0") {
 		return fmt.Errorf("eps0 does not apply to --randomizer %s (Gaussian noise: use --sigma)", cfg.Randomizer)
 	}
 	cfg.Eps0 = 0
-	cfg.Participation, cfg.Rate, cfg.NoiseSum = g.participation, g.rate, g.noiseSum
+	cfg.Participation, cfg.Rate, cfg.NoiseSum, cfg.Adjacency = g.participation, g.rate, g.noiseSum, g.adjacency
 	if g.participation == training.ParticipationCheckIn && changed("sample") {
 		return fmt.Errorf("sample does not apply to --participation checkin (the batch size is random: give --rate)")
 	}
@@ -101,14 +112,26 @@ func applyTrainGaussian(fs *pflag.FlagSet, g *trainGaussianFlags, cfg *training.
 }
 
 // approxDPSeries returns the approximate-DP route's series of a check-in
-// Gaussian run (train plot --approx-dp), under both sensitivity
-// conventions.
+// Gaussian run (train plot --approx-dp) under the run's adjacency (like for
+// like with its epsilon: sensitivity 2C under replace-one, C under
+// zero-out and for metrics written before the adjacency was recorded)
+// and, for a zero-out run, also under the LDP diameter 2C (the paper's
+// Sec. 5.1 convention).
 func approxDPSeries(recs []training.Record, points int) ([]figures.AccuracySeries, error) {
+	adjacency, err := training.RunAdjacency(recs)
+	if err != nil {
+		return nil, fmt.Errorf("approx-dp: %w", err)
+	}
+	series := []struct{ sens, label string }{
+		{training.SensitivityAdjacency, "approx-DP route (analytic Gauss + FMT20 clones + KOV15), " + adjacency + ": sensitivity C"},
+	}
+	if adjacency == event.AdjacencyReplaceOne {
+		series[0].label = "approx-DP route (analytic Gauss + FMT20 clones + KOV15), replace-one: sensitivity 2C"
+	} else {
+		series = append(series, struct{ sens, label string }{training.SensitivityDiameter, "approx-DP route, LDP sensitivity 2C (the paper's Sec. 5.1 convention)"})
+	}
 	var out []figures.AccuracySeries
-	for _, c := range []struct{ sens, label string }{
-		{training.SensitivityClip, "approx-DP route (analytic Gauss + FMT20 clones + KOV15), sensitivity C"},
-		{training.SensitivityDiameter, "approx-DP route, LDP sensitivity 2C (the paper's Sec. 5.1 convention)"},
-	} {
+	for _, c := range series {
 		r, err := training.ApproxDPRecords(recs, c.sens, points)
 		if err != nil {
 			return nil, fmt.Errorf("approx-dp: %w", err)

@@ -94,7 +94,7 @@ func newTrainPlotCmd() *cobra.Command {
 	cmd.Flags().StringVar(&title, "title", "CLDP-SGD on MNIST: test accuracy vs epsilon", "plot title")
 	cmd.Flags().Float64Var(&xmax, "max-epsilon", 0, "leave out evaluations with epsilon above this, >= 0 (0 = keep all)")
 	cmd.Flags().StringVar(&xaxis, "x", figures.AxisEpsilon, "x axis: epsilon (the run's best bound) or epsilon_neurips21 (NeurIPS'21 Thm 1 alone, the paper's accounting)")
-	cmd.Flags().IntVar(&approxDP, "approx-dp", 0, "for check-in Gaussian runs, also draw the accuracy against the approximate-DP route's epsilon of the same rounds (analytic Gaussian LDP, FMT20 clones, check-in amplification, KOV15; under sensitivity C and the LDP diameter 2C) at this many evenly spaced evaluations (0 = off)")
+	cmd.Flags().IntVar(&approxDP, "approx-dp", 0, "for check-in Gaussian runs, also draw the accuracy against the approximate-DP route's epsilon of the same rounds (analytic Gaussian LDP, FMT20 clones, check-in amplification, KOV15) under the run's adjacency (sensitivity 2C for replace-one, C for zero-out and for metrics without an adjacency; a zero-out run also under 2C, the paper's Sec. 5.1 convention) at this many evenly spaced evaluations (0 = off)")
 	cmd.Flags().BoolVar(&ema, "ema", false, "also draw the accuracy of the averaged parameters (test_accuracy_ema), dashed")
 	cmd.Flags().StringArrayVar(&refs, "reference", nil, "overlay a paper's stated accuracies with their std (repeatable): "+strings.Join(figures.ReferenceNames(), ", "))
 	return cmd
