@@ -33,6 +33,17 @@ var trainPresets = []trainPreset{
 		},
 	},
 	{
+		name: "neurips21-fig3-tuned",
+		summary: "our tuned setting for NeurIPS'21 Fig. 3 (same randomizer, eps0, C, k and n; chosen on a " +
+			"validation split, results/tuning-neurips21-fig3): lr 0.4 with a cosine decay to 0.1 at epoch 180, " +
+			"the parameters' exponential moving average (0.99) evaluated next to the raw ones, 200 epochs",
+		flags: [][2]string{
+			{"model", "cnn-tanh"}, {"clients", "60000"}, {"sample", "10000"}, {"randomizer", "rinf"},
+			{"clip-norm", "linf"}, {"linf-clip", "clamp"}, {"clip", "0.01"}, {"eps0", "1.5"}, {"delta", "1e-5"},
+			{"epochs", "200"}, {"lr", "0.4"}, {"lr-decay", "cosine:180:0.25"}, {"ema", "0.99"},
+		},
+	},
+	{
 		name: "neurips21-fig6",
 		summary: "NeurIPS'21 supplement Fig. 6 (arXiv Fig. 5(b)): the authors' R_2 (DJW13's l2 mechanism), " +
 			"l2 clip C = 0.005, eps0 = 2, k = 2,000 of n = 60,000, the code's lr schedule, 300 epochs " +
