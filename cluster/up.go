@@ -57,6 +57,10 @@ type Config struct {
 	// (its --delta and --target-epsilon; the train flags' values): the
 	// shuffler refuses a server whose run disagrees.
 	Delta, TargetEpsilon float64
+	// Adjacency is passed to the shuffler as its --adjacency (the train
+	// flags' relation, so the shuffler accepts the run it is started for;
+	// "": the shuffler's default).
+	Adjacency string
 	// Metrics serves the server's and the shuffler's Prometheus metrics on
 	// loopback ports; their addresses are printed to Stderr and returned
 	// by MetricsAddrs.
@@ -138,6 +142,9 @@ func Up(ctx context.Context, cfg Config) error {
 	shArgs := []string{"shuffler", "--listen=127.0.0.1:0", "--addr-file=" + shufAddrFile, "--server=" + srvAddr,
 		"--state=" + abs, "--pki=" + pkiDir, "--delta=" + strconv.FormatFloat(cfg.Delta, 'g', -1, 64),
 		"--target-epsilon=" + strconv.FormatFloat(cfg.TargetEpsilon, 'g', -1, 64)}
+	if cfg.Adjacency != "" {
+		shArgs = append(shArgs, "--adjacency="+cfg.Adjacency)
+	}
 	if cfg.Metrics {
 		shArgs = append(shArgs, "--metrics-listen=127.0.0.1:0", "--metrics-addr-file="+shufMetricsFile)
 	}

@@ -47,7 +47,12 @@ func TestGaussianOverTheNetwork(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			store := ledger.NewMemoryStore()
-			sh, srvAddr, shAddr, pkiDir, done := startNodesWith(t, store, nodeOptions{train: tc.train})
+			var probe training.Config
+			tc.train(&probe)
+			// The shuffler pins the relation it debits for (its
+			// --adjacency): a zero-out run needs a zero-out shuffler.
+			shufflerAdj := func(c *ShufflerConfig) { c.Adjacency = probe.Adjacency }
+			sh, srvAddr, shAddr, pkiDir, done := startNodesWith(t, store, nodeOptions{train: tc.train, shuffler: shufflerAdj})
 			tlsc, err := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
 			if err != nil {
 				t.Fatal(err)

@@ -53,6 +53,15 @@ type ShufflerConfig struct {
 	// or a target above TargetEpsilon (or none while TargetEpsilon is
 	// set), is refused; a lower target of the server's is honoured.
 	Delta, TargetEpsilon float64
+	// Adjacency is the weakest neighbouring relation the shuffler debits a
+	// Gaussian run's rounds for (the flag --adjacency): replace-one (the
+	// default when empty) or zero-out. Like the delta, it is the trusted
+	// shuffler's, not the untrusted server's: a server that publishes a
+	// zero-out run to a replace-one shuffler (whose epsilon would be the
+	// smaller zero-out one) is refused; a stricter relation of the
+	// server's is honoured. The eps0-LDP randomizers are replace-one
+	// natively.
+	Adjacency string
 	// Metrics receives the shuffler's Prometheus metrics (nil: none).
 	Metrics *telemetry.ShufflerMetrics
 	// RoundTimeout bounds the wait for a round's reports (0 means
@@ -135,6 +144,12 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 		return nil, fmt.Errorf("target-epsilon must be a finite number >= 0 (0: none), got %g", cfg.TargetEpsilon)
 	case cfg.RoundTimeout < 0:
 		return nil, fmt.Errorf("round-timeout must be >= 0, got %v", cfg.RoundTimeout)
+	case cfg.Adjacency != "" && cfg.Adjacency != event.AdjacencyReplaceOne && cfg.Adjacency != event.AdjacencyZeroOut:
+		return nil, fmt.Errorf("adjacency must be %s or %s (the weakest relation the shuffler debits Gaussian runs for), got %q",
+			event.AdjacencyReplaceOne, event.AdjacencyZeroOut, cfg.Adjacency)
+	}
+	if cfg.Adjacency == "" {
+		cfg.Adjacency = event.AdjacencyReplaceOne
 	}
 	if cfg.RoundTimeout == 0 {
 		cfg.RoundTimeout = DefaultRoundTimeout
@@ -223,6 +238,10 @@ func (s *Shuffler) budgetParams(spec *pb.RunSpec) (float64, error) {
 	case spec.GetDelta() != s.cfg.Delta:
 		return 0, fmt.Errorf("delta: the server's run %q has delta %g, the shuffler's --delta is %g; the shuffler's ledger is the budget's authority, so both must use one delta",
 			s.run.Run, spec.GetDelta(), s.cfg.Delta)
+	case s.run.Randomizer == protocol.RandomizerGaussian && s.run.Adjacency == event.AdjacencyZeroOut &&
+		s.cfg.Adjacency != event.AdjacencyZeroOut:
+		return 0, fmt.Errorf("adjacency: the server's run %q is stated for %s adjacency, the shuffler's --adjacency is %s; a %s epsilon is smaller than the %s one, so the shuffler refuses to debit at it",
+			s.run.Run, s.run.Adjacency, s.cfg.Adjacency, event.AdjacencyZeroOut, s.cfg.Adjacency)
 	case own > 0 && (theirs == 0 || theirs > own):
 		srv := fmt.Sprintf("target epsilon %g", theirs)
 		if theirs == 0 {

@@ -24,7 +24,7 @@ func init() { rootCmd.AddCommand(newShufflerCmd()) }
 func newShufflerCmd() *cobra.Command {
 	var (
 		listen, server, state, pkiDir, ledgerURL, addrTo string
-		metricsListen, metricsAddrTo                     string
+		metricsListen, metricsAddrTo, adjacency          string
 		delta, target                                    float64
 		timeout                                          time.Duration
 	)
@@ -49,6 +49,9 @@ The shuffler owns the budget: --delta and --target-epsilon are its own, and
 its ledger debits at them. The server is untrusted, so a run whose public
 specification has another delta, or a target epsilon above the shuffler's (or
 none while the shuffler has one), is refused; a lower target is honoured.
+The same holds for the neighbouring relation of a Gaussian run: with
+--adjacency replace-one (the default) a run the server states for zero-out
+adjacency (whose epsilon is the smaller one) is refused.
 
 --metrics-listen ADDR serves Prometheus metrics (rounds released and
 discarded by reason, reports accepted and rejected by reason, batch sizes,
@@ -94,7 +97,7 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 				}
 			}
 			sh, err := node.NewShuffler(node.ShufflerConfig{Server: server, ServerTLS: dialTLS, TLS: listenTLS, Enroller: enr,
-				Store: st.Store, Delta: delta, TargetEpsilon: target, Metrics: metrics,
+				Store: st.Store, Delta: delta, TargetEpsilon: target, Adjacency: adjacency, Metrics: metrics,
 				RoundTimeout: timeout, Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
 			if err != nil {
 				return err
@@ -136,6 +139,7 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 	fl.DurationVar(&timeout, "round-timeout", node.DefaultRoundTimeout, "how long to wait for a round's reports before releasing (a round missing a report is discarded, nothing debited)")
 	fl.Float64Var(&delta, "delta", 1e-5, "the shuffler's delta: its ledger debits at it; a run of another delta is refused")
 	fl.Float64Var(&target, "target-epsilon", 0, "the shuffler's target epsilon: no round is released past it; a run with a higher target (or none) is refused (0 = no target)")
+	fl.StringVar(&adjacency, "adjacency", "replace-one", "the weakest neighbouring relation the shuffler debits Gaussian runs for: replace-one or zero-out (a server's run stated for a weaker one is refused)")
 	fl.StringVar(&metricsListen, "metrics-listen", "", metricsListenUsage)
 	fl.StringVar(&addrTo, "addr-file", "", "write the address listened on to this `FILE`")
 	fl.StringVar(&metricsAddrTo, "metrics-addr-file", "", "write the metrics address to this `FILE`")

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/shuffledp/shuffledp/cluster"
+	"github.com/shuffledp/shuffledp/training"
 )
 
 func init() { rootCmd.AddCommand(newUpCmd()) }
@@ -80,7 +81,7 @@ the train flags as its own (it owns the budget). Client noise is drawn from cryp
 			defer stop()
 			err = cluster.Up(ctx, cluster.Config{Exe: exe, State: f.state, TrainArgs: args, Clients: f.clients, DataDir: f.dataDir,
 				ClientProcesses: procs, Workers: workers, RoundTimeout: roundTimeout, Stderr: cmd.ErrOrStderr(),
-				Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Metrics: prometheus})
+				Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Adjacency: upShufflerAdjacency(tc), Metrics: prometheus})
 			if errors.Is(err, cluster.ErrInterrupted) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "up: stopped; state saved in %s; run the same command again to resume\n", f.state)
 				return errInterrupted
@@ -97,4 +98,15 @@ the train flags as its own (it owns the budget). Client noise is drawn from cryp
 	cmd.Flags().DurationVar(&roundTimeout, "round-timeout", 0, "the shuffler's wait for a round's reports (0: its default)")
 	cmd.Flags().BoolVar(&prometheus, "prometheus", false, "serve the server's and the shuffler's Prometheus metrics on loopback ports (addresses printed; see --metrics-listen of server and shuffler)")
 	return cmd
+}
+
+// upShufflerAdjacency is the --adjacency up starts its shuffler with: the
+// run's own relation for a Gaussian run (so the shuffler accepts the run it
+// is started for, and a zero-out run is zero-out on both sides), otherwise
+// the shuffler's default.
+func upShufflerAdjacency(tc training.Config) string {
+	if tc.Randomizer == training.RandomizerGaussian {
+		return tc.Adjacency
+	}
+	return ""
 }
