@@ -19,6 +19,14 @@
 #   the same settings as the authors' code runs them, on their network
 #   (cnn-tanh, d = 13,706), Fig. 6 with their R_2 (djw), lr schedule and 300
 #   epochs (`shuffledp train --help` lists every value a preset sets).
+# Panel tuned-fig3 runs `train --preset neurips21-fig3-tuned` (Fig. 3's
+#   randomizer, eps0, C and k with the learning-rate schedule and parameter
+#   average chosen on a validation split: results/tuning-neurips21-fig3).
+# Panel r1-fig3 runs the NeurIPS text's variant of Fig. 3: R_1 with l_1
+#   clipping at the same C, eps0, k and schedule (the arXiv text and the
+#   authors' code use R_inf).
+# The state of tuned-fig3, r1-fig3 and the presets is NAME-sSEED when SEED
+# is not 1 (so several seeds can run side by side).
 #
 # Not run in CI: each panel computes millions of per-example CNN gradients
 # (hours on 2 cores). Each run keeps its state (durable privacy ledger,
@@ -27,7 +35,7 @@
 # neurips21-fig6; a run that an earlier version of this script
 # (reproduce-fig5.sh) started under $OUT/fig5a or $OUT/fig5b resumes there.
 #
-# Usage: scripts/reproduce-neurips21-fig3-fig6.sh [a|b|both|preset-fig3|preset-fig6|presets]
+# Usage: scripts/reproduce-neurips21-fig3-fig6.sh [a|b|both|preset-fig3|preset-fig6|presets|tuned-fig3|r1-fig3]
 #        (default: both)
 # Environment: OUT (default out/neurips21), MNIST_DIR (default data/mnist-cache),
 #              EPOCHS (default 200 for a and b; the preset's for the presets),
@@ -47,9 +55,9 @@ cd "$(dirname "$0")/.."
 
 which=${1:-both}
 case $which in
-a | b | both | preset-fig3 | preset-fig6 | presets) ;;
+a | b | both | preset-fig3 | preset-fig6 | presets | tuned-fig3 | r1-fig3) ;;
 *)
-	echo "usage: $0 [a|b|both|preset-fig3|preset-fig6|presets]" >&2
+	echo "usage: $0 [a|b|both|preset-fig3|preset-fig6|presets|tuned-fig3|r1-fig3]" >&2
 	exit 2
 	;;
 esac
@@ -103,19 +111,37 @@ if [[ $which == b || $which == both ]]; then
 		--lr 12,30:4,60:3.5
 	names+=("$name:NeurIPS'21 suppl. Fig. 6 reproduction (CNN of Table 1, $R2)")
 fi
+sfx=""
+[[ $SEED != 1 ]] && sfx="-s$SEED"
 for fig in 3 6; do
 	if [[ $which == preset-fig$fig || $which == presets ]]; then
 		# shellcheck disable=SC2046
-		run "neurips21-fig$fig" --preset "neurips21-fig$fig" $([[ -n ${EPOCHS:-} ]] && echo --epochs "$EPOCHS")
-		names+=("neurips21-fig$fig:--preset neurips21-fig$fig (authors' network): CLDP-SGD on MNIST")
+		run "neurips21-fig$fig$sfx" --preset "neurips21-fig$fig" $([[ -n ${EPOCHS:-} ]] && echo --epochs "$EPOCHS")
+		names+=("neurips21-fig$fig$sfx:--preset neurips21-fig$fig (authors' network): CLDP-SGD on MNIST")
 	fi
 done
+if [[ $which == tuned-fig3 ]]; then
+	# shellcheck disable=SC2046
+	run "neurips21-fig3-tuned$sfx" --preset neurips21-fig3-tuned $([[ -n ${EPOCHS:-} ]] && echo --epochs "$EPOCHS")
+	names+=("neurips21-fig3-tuned$sfx:--preset neurips21-fig3-tuned: CLDP-SGD on MNIST")
+fi
+if [[ $which == r1-fig3 ]]; then
+	# shellcheck disable=SC2046
+	run "neurips21-fig3-r1$sfx" --preset neurips21-fig3 --randomizer r1 --clip-norm l1 \
+		$([[ -n ${EPOCHS:-} ]] && echo --epochs "$EPOCHS")
+	names+=("neurips21-fig3-r1$sfx:NeurIPS'21 Fig. 3 with R_1 and l_1 clipping (the NeurIPS text's setting)")
+fi
 
 plots=()
 for entry in "${names[@]}"; do
 	name=${entry%%:*}
+	ref=()
+	case $name in
+	neurips21-fig3* | fig3*) ref=(--x epsilon_neurips21 --reference neurips21-fig3) ;;
+	neurips21-fig6* | fig6*) ref=(--x epsilon_neurips21 --reference neurips21-fig6) ;;
+	esac
 	"$bin" train plot --metrics "$OUT/$name.jsonl" --out "$OUT/$name.png" \
-		--title "${entry#*:}"
+		--title "${entry#*:}" "${ref[@]}"
 	plots+=("$OUT/$name.png")
 done
 echo "metrics and plots in $OUT: ${plots[*]}"
