@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/shuffledp/shuffledp/internal/logmath"
 )
@@ -72,6 +73,9 @@ type DJW struct {
 	d       int
 	t       uint64  // eps0 coin threshold: P[toward x̃] = t/2^64
 	m       float64 // output radius M
+	// normals pools Randomize's scratch: *[]float64 of length d, the
+	// normal vector g, so that a report allocates only itself.
+	normals sync.Pool
 }
 
 // NewDJW returns the Duchi–Jordan–Wainwright l_2 mechanism with parameter
@@ -148,8 +152,15 @@ func (r *DJW) Randomize(x []float64, src Source) (Report, error) {
 	}
 	rng := normals(src)
 	// g: a standard normal vector, so g/||g|| is uniform on the sphere; one
-	// pass also accumulates <g, x> and ||g||².
-	g := make([]float64, r.d)
+	// pass also accumulates <g, x> and ||g||². Every g[i] is written
+	// before it is read, so a pooled vector needs no clearing.
+	gp, _ := r.normals.Get().(*[]float64)
+	if gp == nil {
+		g := make([]float64, r.d)
+		gp = &g
+	}
+	defer r.normals.Put(gp)
+	g := (*gp)[:len(x)]
 	var dot, sq float64
 	for i, xi := range x {
 		gi := rng.NormFloat64()
@@ -171,8 +182,9 @@ func (r *DJW) Randomize(x []float64, src Source) (Report, error) {
 	}
 	rep := make(Report, r.ReportSize())
 	rep[0] = header(kindDJW)
+	v := rep[1:]
 	for i, gi := range g {
-		binary.LittleEndian.PutUint32(rep[1+4*i:], math.Float32bits(float32(gi*s)))
+		binary.LittleEndian.PutUint32(v[4*i:4*i+4], math.Float32bits(float32(gi*s)))
 	}
 	return rep, nil
 }
@@ -185,13 +197,22 @@ func (r *DJW) check(rep Report) error {
 	if err := checkHeader(rep, kindDJW); err != nil {
 		return err
 	}
+	v := rep[1:]
 	var sq float64
 	for i := range r.d {
-		vi := float64(math.Float32frombits(binary.LittleEndian.Uint32(rep[1+4*i:])))
-		if math.IsNaN(vi) || math.IsInf(vi, 0) {
-			return fmt.Errorf("%w: coordinate %d is not finite", ErrMalformed, i)
-		}
+		vi := float64(math.Float32frombits(binary.LittleEndian.Uint32(v[4*i : 4*i+4])))
 		sq += vi * vi
+	}
+	// A NaN or infinite coordinate makes sq NaN or +Inf; finite float32
+	// squares (< 2^256 each, at most 2^28 of them) sum to a finite sq. So
+	// the coordinates are looked at one by one only if sq is not finite,
+	// to name the first that is not.
+	if math.IsNaN(sq) || math.IsInf(sq, 0) {
+		for i := range r.d {
+			if vi := math.Float32frombits(binary.LittleEndian.Uint32(v[4*i : 4*i+4])); vi != vi || math.IsInf(float64(vi), 0) {
+				return fmt.Errorf("%w: coordinate %d is not finite", ErrMalformed, i)
+			}
+		}
 	}
 	// float32 rounding moves the norm by at most about 2^-24 relative.
 	if n := math.Sqrt(sq); math.Abs(n-1) > 1e-6 {
@@ -231,8 +252,9 @@ func (r *DJW) AddDecoded(rep Report, scale float64, sum []float64) error {
 		return err
 	}
 	f := scale * r.m
+	v := rep[1 : 1+4*len(sum)]
 	for i := range sum {
-		sum[i] += f * float64(math.Float32frombits(binary.LittleEndian.Uint32(rep[1+4*i:])))
+		sum[i] += f * float64(math.Float32frombits(binary.LittleEndian.Uint32(v[4*i:4*i+4])))
 	}
 	return nil
 }
