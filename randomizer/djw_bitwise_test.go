@@ -315,3 +315,75 @@ func TestDJWConcurrentRandomize(t *testing.T) {
 		}
 	}
 }
+
+// TestDJWCheckAtTheBoundary walks reports' squared norms across the
+// acceptance boundaries (1 ± 1e-6)² in steps of about 1e-15, finer than
+// the bracket within which check leaves its four-lane sum for the exact
+// index-order one: AddDecoded accepts exactly what the reference accepts,
+// and both of check's paths are exercised on both sides of each boundary.
+func TestDJWCheckAtTheBoundary(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(11, 12))
+	var fastAccept, slowAccept, slowReject int
+	for _, d := range []int{5, 9, 33, 1000} {
+		r, err := NewDJW(2, d, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for trial := range 20 {
+			target := 1 + 1e-6
+			if trial%2 == 1 {
+				target = 1 - 1e-6
+			}
+			target *= target
+			// d−1 coordinates of squared norm about target − 1e-8, then a
+			// last one c near √(target − their sum) ≈ 1e-4, whose ulp
+			// steps move the squared norm by about 1.5e-15.
+			rep := make(Report, r.ReportSize())
+			rep[0] = header(kindDJW)
+			x := make([]float64, d-1)
+			for i := range x {
+				x[i] = rng.NormFloat64()
+			}
+			f := math.Sqrt(target-1e-8) / math.Sqrt(sumSq(x))
+			var rest float64
+			for i, xi := range x {
+				v := float32(xi * f)
+				binary.LittleEndian.PutUint32(rep[1+4*i:], math.Float32bits(v))
+				rest += float64(v) * float64(v)
+			}
+			c := math.Float32bits(float32(math.Sqrt(target - rest)))
+			last := rep[1+4*(d-1):]
+			for step := -60; step <= 60; step++ {
+				binary.LittleEndian.PutUint32(last, uint32(int64(c)+int64(step)))
+				werr := djwCheckReference(r, rep)
+				sum := make([]float64, d)
+				herr := r.AddDecoded(rep, 1, sum)
+				if (werr == nil) != (herr == nil) || (werr != nil && werr.Error() != herr.Error()) {
+					t.Fatalf("d=%d trial %d step %d: error %v, reference %v", d, trial, step, herr, werr)
+				}
+				sq4 := sumSquares4(rep[1:])
+				e := 4 * float64(d) * 0x1p-53 * sq4
+				switch fast := unitNorm(sq4-e) && unitNorm(sq4+e); {
+				case fast:
+					fastAccept++
+				case werr == nil:
+					slowAccept++
+				default:
+					slowReject++
+				}
+			}
+		}
+	}
+	if fastAccept == 0 || slowAccept == 0 || slowReject == 0 {
+		t.Errorf("paths exercised: %d fast accepts, %d exact accepts, %d exact rejects; want all three", fastAccept, slowAccept, slowReject)
+	}
+	t.Logf("%d fast accepts, %d exact accepts, %d exact rejects", fastAccept, slowAccept, slowReject)
+}
+
+func sumSq(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return s
+}
