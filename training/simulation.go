@@ -102,3 +102,8 @@ func (s *clientSource) reset(seed, roundKey, slot uint64) {
 
 // Uint64 implements randomizer.Source.
 func (s *clientSource) Uint64() uint64 { return s.ch.Uint64() }
+
+// stream returns the ChaCha8 generator itself, valid until the next reset:
+// the same words in the same order as Uint64, without the wrapper's call
+// per word (a randomizer drawing d normals calls it d times).
+func (s *clientSource) stream() *rand.ChaCha8 { return s.ch }

@@ -375,7 +375,7 @@ func (t *Trainer) privateRound(ctx context.Context) (server.Step, float64, error
 		for slot := lo; slot < hi; slot++ {
 			c := sampled[slot]
 			w.noise.reset(t.cfg.Seed, roundKey, uint64(slot))
-			sealed, cl, err := w.c.Report(&round, t.example(c), &w.noise)
+			sealed, cl, err := w.c.Report(&round, t.example(c), w.noise.stream())
 			l += cl
 			if err == nil {
 				err = t.shuf.Submit(c, round.ID, sealed)
