@@ -152,15 +152,20 @@ func (r *DJW) Randomize(x []float64, src Source) (Report, error) {
 	}
 	rng := normals(src)
 	// g: a standard normal vector, so g/||g|| is uniform on the sphere; one
-	// pass also accumulates <g, x> and ||g||². Every g[i] is written
-	// before it is read, so a pooled vector needs no clearing.
+	// pass also accumulates <g, x> and ||g||². Its memory comes from the
+	// pool (every g[i] is written before it is read).
 	gp, _ := r.normals.Get().(*[]float64)
 	if gp == nil {
 		g := make([]float64, r.d)
 		gp = &g
 	}
-	defer r.normals.Put(gp)
 	g := (*gp)[:len(x)]
+	defer func() {
+		// g with the report shows whether z was negated, which depends
+		// on x and the coins: leave no copy of it in the pool.
+		clear(g)
+		r.normals.Put(gp)
+	}()
 	var dot, sq float64
 	for i, xi := range x {
 		gi := rng.NormFloat64()
