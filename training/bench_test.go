@@ -57,6 +57,14 @@ func benchmarkRoundModel(b *testing.B, modelName, randomizerName string, clip, e
 	}
 	cfg := Config{Clients: n, Sample: k, Randomizer: randomizerName, Clip: clip, Eps0: eps0,
 		Delta: 1e-5, Epochs: 1e9, LR: LRSchedule{Starts: []int{0}, Rates: []float64{0.1}}, Seed: 1}
+	benchmarkSteps(b, cfg, m, train)
+}
+
+// benchmarkSteps times b.N rounds of a trainer for cfg (after one warm-up
+// round) and reports client-updates per wall second and per CPU-second of
+// the process.
+func benchmarkSteps(b *testing.B, cfg Config, m model.Model, train *data.Dataset) {
+	b.Helper()
 	tr, err := New(cfg, m, train, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -71,6 +79,7 @@ func benchmarkRoundModel(b *testing.B, modelName, randomizerName string, clip, e
 			b.Fatal(err)
 		}
 	}
+	k := cfg.Sample
 	b.ReportMetric(float64(b.N*k)/time.Since(start).Seconds(), "client-updates/s")
 	b.ReportMetric(float64(b.N*k)/(processCPUSeconds()-cpu0), "client-updates/cpu-s")
 }

@@ -20,22 +20,7 @@ func BenchmarkRoundCNNTanhRInfClamp(b *testing.B) {
 	}
 	cfg := Config{Clients: n, Sample: k, Randomizer: RandomizerRInf, ClipNorm: NormLInf, ClampLinf: true,
 		Clip: 0.01, Eps0: 1.5, Delta: 1e-5, Epochs: 1e9, LR: LRSchedule{Starts: []int{0}, Rates: []float64{0.3}}, Seed: 1}
-	tr, err := New(cfg, m, mnistShaped(n, 1), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := tr.Step(); err != nil { // warm up (allocations, accountant cache)
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPUSeconds()
-	for range b.N {
-		if _, err := tr.Step(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N*k)/time.Since(start).Seconds(), "client-updates/s")
-	b.ReportMetric(float64(b.N*k)/(processCPUSeconds()-cpu0), "client-updates/cpu-s")
+	benchmarkSteps(b, cfg, m, mnistShaped(n, 1))
 }
 
 // BenchmarkEvaluateCNNTanh measures the per-epoch evaluation of the
@@ -73,20 +58,5 @@ func BenchmarkRoundCNNTanhDJW(b *testing.B) {
 	}
 	cfg := Config{Clients: n, Sample: k, Randomizer: RandomizerDJW, ClipNorm: NormL2,
 		Clip: 0.005, Eps0: 2, Delta: 1e-5, Epochs: 1e9, LR: LRSchedule{Starts: []int{0}, Rates: []float64{12}}, Seed: 1}
-	tr, err := New(cfg, m, mnistShaped(n, 1), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := tr.Step(); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPUSeconds()
-	for range b.N {
-		if _, err := tr.Step(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N*k)/time.Since(start).Seconds(), "client-updates/s")
-	b.ReportMetric(float64(b.N*k)/(processCPUSeconds()-cpu0), "client-updates/cpu-s")
+	benchmarkSteps(b, cfg, m, mnistShaped(n, 1))
 }
