@@ -380,15 +380,7 @@ func (s *PostgresStore) Entries(ctx context.Context, run string) ([]Entry, error
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		e, err := scanEntry(run, rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return scanEntries(run, rows)
 }
 
 // Check implements Store: the schema version; the constraints that make

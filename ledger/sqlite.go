@@ -548,6 +548,27 @@ const entryColumns = `round, mechanism, event, reports, digest, created_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
+// rowIterator is what database/sql's *Rows and pgx's Rows have in common.
+type rowIterator interface {
+	scanner
+	Next() bool
+	Err() error
+}
+
+// scanEntries decodes every remaining row of entryColumns; the caller
+// closes rows.
+func scanEntries(run string, rows rowIterator) ([]Entry, error) {
+	var out []Entry
+	for rows.Next() {
+		e, err := scanEntry(run, rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
 // scanEntry decodes one row of entryColumns.
 func scanEntry(run string, row scanner) (Entry, error) {
 	e := Entry{Run: run}
@@ -598,15 +619,7 @@ func (s *SQLiteStore) entries(ctx context.Context, run string) ([]Entry, error) 
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		e, err := scanEntry(run, rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return scanEntries(run, rows)
 }
 
 // Check implements Store: PRAGMA integrity_check and foreign_key_check,
