@@ -63,11 +63,8 @@ func (t *Trainer) checkInRound(ctx context.Context) (server.Step, float64, error
 					}
 					continue
 				}
-				sealed, cl, err := w.c.Report(&round, t.example(c), &w.noise)
+				cl, err := t.report(w, &round, c, &w.noise)
 				l += cl
-				if err == nil {
-					err = t.shuf.Submit(c, round.ID, sealed)
-				}
 				if err != nil {
 					t.errs[s] = fmt.Errorf("client %d: %w", c, err)
 					return l
@@ -75,12 +72,7 @@ func (t *Trainer) checkInRound(ctx context.Context) (server.Step, float64, error
 			}
 			return l
 		})
-		var st server.Step
-		_, err = t.shuf.Release(ctx, func(ctx context.Context, b protocol.Batch) error {
-			var err error
-			st, err = t.server.Receive(ctx, b)
-			return err
-		})
+		st, err := t.release(ctx)
 		if cerr := errors.Join(t.errs...); cerr != nil {
 			return server.Step{}, 0, cerr
 		}

@@ -375,11 +375,8 @@ func (t *Trainer) privateRound(ctx context.Context) (server.Step, float64, error
 		for slot := lo; slot < hi; slot++ {
 			c := sampled[slot]
 			w.noise.reset(t.cfg.Seed, roundKey, uint64(slot))
-			sealed, cl, err := w.c.Report(&round, t.example(c), w.noise.stream())
+			cl, err := t.report(w, &round, c, w.noise.stream())
 			l += cl
-			if err == nil {
-				err = t.shuf.Submit(c, round.ID, sealed)
-			}
 			if err != nil {
 				t.errs[s] = fmt.Errorf("client in slot %d: %w", slot, err)
 				return l
@@ -387,12 +384,7 @@ func (t *Trainer) privateRound(ctx context.Context) (server.Step, float64, error
 		}
 		return l
 	})
-	var st server.Step
-	_, err = t.shuf.Release(ctx, func(ctx context.Context, b protocol.Batch) error {
-		var err error
-		st, err = t.server.Receive(ctx, b)
-		return err
-	})
+	st, err := t.release(ctx)
 	if cerr := errors.Join(t.errs...); cerr != nil {
 		return server.Step{}, 0, cerr // the round was discarded as incomplete
 	}
@@ -400,6 +392,29 @@ func (t *Trainer) privateRound(ctx context.Context) (server.Step, float64, error
 		return server.Step{}, 0, err
 	}
 	return st, loss, nil
+}
+
+// report has client c, played by worker w, compute, clip, randomize and
+// seal its report of round with noise and submit it to the shuffler; it
+// returns the client's training loss.
+func (t *Trainer) report(w *clientWorker, round *protocol.Round, c int, noise randomizer.Source) (float64, error) {
+	sealed, loss, err := w.c.Report(round, t.example(c), noise)
+	if err == nil {
+		err = t.shuf.Submit(c, round.ID, sealed)
+	}
+	return loss, err
+}
+
+// release has the shuffler debit and release the round's batch to the
+// server, which decodes, averages and steps.
+func (t *Trainer) release(ctx context.Context) (server.Step, error) {
+	var st server.Step
+	_, err := t.shuf.Release(ctx, func(ctx context.Context, b protocol.Batch) error {
+		var err error
+		st, err = t.server.Receive(ctx, b)
+		return err
+	})
+	return st, err
 }
 
 // denseRound is the non-private baseline (randomizer none): no randomizer,
