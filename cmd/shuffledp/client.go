@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -80,21 +76,12 @@ streams the sealed reports to the shuffler.`,
 			if err != nil {
 				return err
 			}
-			parent := cmd.Context()
-			if parent == nil {
-				parent = context.Background()
-			}
-			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+			parent := commandContext(cmd)
+			ctx, stop := signalContext(parent)
 			defer stop()
 			err = pool.Run(ctx)
 			fmt.Fprintf(cmd.ErrOrStderr(), "client: %d reports accepted by the shuffler\n", pool.Reports())
-			if err != nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				return errInterrupted
-			}
-			return nil
+			return orInterrupted(ctx, err)
 		},
 	}
 	fl := cmd.Flags()

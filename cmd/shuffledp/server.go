@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -89,10 +86,7 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 	for _, n := range nodeFlags {
 		delete(flags, n)
 	}
-	parent := cmd.Context()
-	if parent == nil {
-		parent = context.Background()
-	}
+	parent := commandContext(cmd)
 	var metrics *telemetry.ServerMetrics
 	reg := telemetry.NewRegistry()
 	if metricsListen != "" {
@@ -145,7 +139,7 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 	fmt.Fprintf(stderr, "server: run %s in %s, listening on %s; %s on %d clients, k=%d, %s eps0 %g, %d rounds (resuming at %d)\n",
 		srv.Session().Run(), srv.Session().Dir(), lis.Addr(), m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.Eps0, total, done)
 
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(parent)
 	defer stop()
 	var last training.Record
 	reason, err := srv.Train(ctx, training.Hooks{OnEval: func(r training.Record) error {

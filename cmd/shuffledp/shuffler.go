@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,11 +63,8 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 			case server == "":
 				return errors.New("server is required: the server's ADDR")
 			}
-			parent := cmd.Context()
-			if parent == nil {
-				parent = context.Background()
-			}
-			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+			parent := commandContext(cmd)
+			ctx, stop := signalContext(parent)
 			defer stop()
 			st, err := node.OpenShufflerState(ctx, state, ledgerURL)
 			if err != nil {
@@ -121,13 +115,7 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 			s := sh.Stats()
 			fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: %d rounds released, %d discarded, %d reports accepted, %d forwarded; rejected: %v\n",
 				s.Released, s.Discarded, s.Accepted, s.Forwarded, s.Rejected)
-			if err != nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				return errInterrupted
-			}
-			return nil
+			return orInterrupted(ctx, err)
 		},
 	}
 	fl := cmd.Flags()

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -336,10 +333,7 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		return fmt.Errorf("validation must be >= 0, got %d", f.validation)
 	}
 	stderr := cmd.ErrOrStderr()
-	parent := cmd.Context()
-	if parent == nil {
-		parent = context.Background()
-	}
+	parent := commandContext(cmd)
 
 	// Every output is checked, and the state directory locked, before any
 	// data is loaded or any round runs.
@@ -428,7 +422,7 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		)
 		bar.Set(tr.Round())
 	}
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(parent)
 	defer stop()
 
 	var last training.Record

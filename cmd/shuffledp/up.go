@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,11 +70,8 @@ the train flags as its own (it owns the budget). Client noise is drawn from cryp
 			if workers == 0 {
 				workers = 1
 			}
-			parent := cmd.Context()
-			if parent == nil {
-				parent = context.Background()
-			}
-			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+			parent := commandContext(cmd)
+			ctx, stop := signalContext(parent)
 			defer stop()
 			err = cluster.Up(ctx, cluster.Config{Exe: exe, State: f.state, TrainArgs: args, Clients: f.clients, DataDir: f.dataDir,
 				ClientProcesses: procs, Workers: workers, RoundTimeout: roundTimeout, Stderr: cmd.ErrOrStderr(),
