@@ -3,6 +3,7 @@ package protocol
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"hash"
 )
 
 // Model is what the server publishes for a round: the parameters of one
@@ -51,32 +52,63 @@ func (b *Batch) Binding() Binding { return Binding{Run: b.Run, Round: b.Round} }
 // The shuffler records it with its debit and the server with its receipt,
 // so the two logs can be matched batch for batch.
 func (b *Batch) Digest() [32]byte {
-	// The encoding is staged through a buffer so that a batch of many
-	// short reports costs a few hash writes, not two per report.
-	var buf [4096]byte
-	h := sha256.New()
-	w := append(buf[:0], "shuffledp-batch-v1"...)
-	w = binary.AppendUvarint(w, uint64(len(b.Run)))
-	h.Write(w)
-	h.Write([]byte(b.Run))
-	w = binary.LittleEndian.AppendUint64(buf[:0], uint64(b.Round))
-	w = binary.AppendUvarint(w, uint64(len(b.Reports)))
+	d := NewBatchDigest(b.Run, b.Round, len(b.Reports))
 	for _, r := range b.Reports {
-		if len(w)+binary.MaxVarintLen64+len(r) > len(buf) {
-			h.Write(w)
-			w = buf[:0]
-		}
-		w = binary.AppendUvarint(w, uint64(len(r)))
-		if len(r) > len(buf)-binary.MaxVarintLen64 {
-			h.Write(w)
-			h.Write(r)
-			w = buf[:0]
-			continue
-		}
-		w = append(w, r...)
+		d.Add(r)
 	}
-	h.Write(w)
-	var d [32]byte
-	h.Sum(d[:0])
+	return d.Sum()
+}
+
+// BatchDigest computes a Batch's Digest incrementally, one report at a
+// time, so that a shuffler can hash each report while it is still in cache
+// from being copied into the batch: NewBatchDigest with the batch's run,
+// round and number of reports, then Add for each report in batch order,
+// then Sum. It is the same SHA-256 of the same encoding as Batch.Digest
+// (which is written with it).
+type BatchDigest struct {
+	h hash.Hash
+	// The encoding is staged through buf so that a batch of many short
+	// reports costs a few hash writes, not two per report.
+	buf [4096]byte
+	w   []byte
+}
+
+// NewBatchDigest starts the digest of a batch of run and round holding n
+// reports.
+func NewBatchDigest(run string, round int64, n int) *BatchDigest {
+	d := &BatchDigest{h: sha256.New()}
+	w := append(d.buf[:0], "shuffledp-batch-v1"...)
+	w = binary.AppendUvarint(w, uint64(len(run)))
+	d.h.Write(w)
+	d.h.Write([]byte(run))
+	w = binary.LittleEndian.AppendUint64(d.buf[:0], uint64(round))
+	d.w = binary.AppendUvarint(w, uint64(n))
 	return d
+}
+
+// Add appends the next report of the batch.
+func (d *BatchDigest) Add(r []byte) {
+	if len(d.w)+binary.MaxVarintLen64+len(r) > len(d.buf) {
+		d.h.Write(d.w)
+		d.w = d.buf[:0]
+	}
+	d.w = binary.AppendUvarint(d.w, uint64(len(r)))
+	if len(r) > len(d.buf)-binary.MaxVarintLen64 {
+		d.h.Write(d.w)
+		d.h.Write(r)
+		d.w = d.buf[:0]
+		return
+	}
+	d.w = append(d.w, r...)
+}
+
+// Sum returns the digest of the batch. The caller must have added exactly
+// the n reports NewBatchDigest was given (the count is part of the
+// encoding, written first); Sum ends the digest.
+func (d *BatchDigest) Sum() [32]byte {
+	d.h.Write(d.w)
+	d.w = nil
+	var out [32]byte
+	d.h.Sum(out[:0])
+	return out
 }

@@ -24,7 +24,9 @@ type Sealer interface {
 // concurrent use.
 type Opener interface {
 	// Open returns the report inside sealed, or an error if sealed was not
-	// sealed for b or was altered. It may return a sub-slice of sealed.
+	// sealed for b or was altered. It may return a sub-slice of sealed;
+	// it does not modify sealed (the server hashes the batch for its
+	// receipt while it opens the reports).
 	Open(b Binding, sealed []byte) ([]byte, error)
 }
 

@@ -22,8 +22,8 @@ type Receipt struct {
 
 // ReceiptLog is the server's append-only log of received batches.
 type ReceiptLog interface {
-	// Append records r; the server uses a batch only after Append
-	// returned nil.
+	// Append records r; the server steps with a batch only after Append
+	// returned nil (it may open and decode the batch meanwhile).
 	Append(r Receipt) error
 }
 

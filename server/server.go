@@ -233,7 +233,8 @@ func (s *Server) Averaged(dst []float64) bool {
 }
 
 // Receive is Algorithm 1, lines 10–11, for one shuffled batch: it records
-// the receipt, opens every report for the batch's (run, round), adds their
+// the receipt (its digest computed beside the decoding, appended before
+// any step), opens every report for the batch's (run, round), adds their
 // unbiased decodings (randomizer.AddDecodedAll: O(1) per report for R_inf
 // and R_2, one Walsh–Hadamard transform per batch for R_1) in the batch's
 // order, divides by the number of reports, steps with the epoch's learning
@@ -258,15 +259,17 @@ func (s *Server) Receive(ctx context.Context, b protocol.Batch) (Step, error) {
 	if err := ctx.Err(); err != nil {
 		return Step{}, err
 	}
-	if s.cfg.Receipts != nil {
-		if err := s.cfg.Receipts.Append(Receipt{Run: b.Run, Round: b.Round, Reports: len(b.Reports), Digest: b.Digest()}); err != nil {
-			return Step{}, fmt.Errorf("server: receipt log: %w", err)
-		}
-	}
+	receipt := s.receipt(&b) // exactly once on every path below
 	if b.Run != s.cfg.Run.Run {
+		if err := receipt(); err != nil {
+			return Step{}, err
+		}
 		return Step{}, fmt.Errorf("server: batch of run %q, server of run %q", b.Run, s.cfg.Run.Run)
 	}
 	if len(b.Reports) < s.cfg.Run.MinBatch {
+		if err := receipt(); err != nil {
+			return Step{}, err
+		}
 		return Step{}, fmt.Errorf("server: batch of %d reports, below the run's minimum %d", len(b.Reports), s.cfg.Run.MinBatch)
 	}
 	bind := b.Binding()
@@ -299,6 +302,9 @@ func (s *Server) Receive(ctx context.Context, b protocol.Batch) (Step, error) {
 			}
 		}
 	}
+	if err := receipt(); err != nil {
+		return Step{}, err // no step without the receipt
+	}
 	refused += len(opened) - used
 	if used == 0 {
 		return Step{Refused: refused}, fmt.Errorf("server: round %d: %w (%d refused)", b.Round, ErrNoUsableReport, refused)
@@ -306,6 +312,29 @@ func (s *Server) Receive(ctx context.Context, b protocol.Batch) (Step, error) {
 	st := s.step(used)
 	st.Refused = refused
 	return st, nil
+}
+
+// receipt starts the digest of b for the receipt log on another goroutine,
+// so that it runs beside the opening and decoding of the batch (both only
+// read the reports; Opener.Open does not modify sealed), and returns the
+// function that waits for the digest and appends the receipt. Receive
+// calls it exactly once on every path after the context check, before it
+// returns and before any step: a batch is on the receipt log before it
+// changes the model, refused or not. Without a receipt log it returns a
+// no-op.
+func (s *Server) receipt(b *protocol.Batch) func() error {
+	if s.cfg.Receipts == nil {
+		return func() error { return nil }
+	}
+	digest := make(chan [32]byte, 1)
+	go func() { digest <- b.Digest() }()
+	return func() error {
+		r := Receipt{Run: b.Run, Round: b.Round, Reports: len(b.Reports), Digest: <-digest}
+		if err := s.cfg.Receipts.Append(r); err != nil {
+			return fmt.Errorf("server: receipt log: %w", err)
+		}
+		return nil
+	}
 }
 
 // ErrNoUsableReport: no report of a batch opened and decoded, so the

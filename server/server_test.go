@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -154,6 +155,32 @@ func TestReceiveRefuses(t *testing.T) {
 	}
 	if _, err := s.ApplySum(make([]float64, m.NumParams()), 5); err == nil {
 		t.Error("a private server accepted a clear sum")
+	}
+}
+
+// failingReceipts is a receipt log whose every Append fails.
+type failingReceipts struct{}
+
+func (failingReceipts) Append(Receipt) error { return errors.New("disk full") }
+
+// TestReceiveNeedsTheReceipt: a batch whose receipt cannot be recorded,
+// good or refused, takes no step, and the error names the receipt log.
+func TestReceiveNeedsTheReceipt(t *testing.T) {
+	s, m, r := newServer(t, "rinf", protocol.Plaintext{}, failingReceipts{}, constLR(1), 0)
+	good := reports(t, r, 4, 1)
+	for _, b := range []protocol.Batch{
+		{Run: "run", Round: 1, Reports: good},
+		{Run: "other", Round: 1, Reports: good},
+		{Run: "run", Round: 1, Reports: good[:2]},
+	} {
+		before := slices.Clone(m.Params())
+		_, err := s.Receive(context.Background(), b)
+		if err == nil || !strings.Contains(err.Error(), "receipt log: disk full") {
+			t.Fatalf("run %q, %d reports: error %v, want the receipt log's", b.Run, len(b.Reports), err)
+		}
+		if !slices.Equal(before, m.Params()) || s.Steps() != 0 {
+			t.Fatal("a batch without a receipt changed the model")
+		}
 	}
 }
 

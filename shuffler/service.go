@@ -271,15 +271,9 @@ func (s *Service) Release(ctx context.Context, forward func(context.Context, pro
 		}
 	}
 	fisherYates(delivered, s.perm)
-	size := s.cfg.Run.ReportBytes
-	backing := make([]byte, size*len(delivered))
-	out := make([][]byte, len(delivered))
-	for i, r := range delivered {
-		out[i] = backing[i*size : (i+1)*size : (i+1)*size]
-		copy(out[i], r)
-	}
+	out, digest := copyAndDigest(s.cfg.Run.Run, id, delivered, s.cfg.Run.ReportBytes)
 	b := protocol.Batch{Run: s.cfg.Run.Run, Round: id, Reports: out}
-	rel := Release{Run: b.Run, Round: id, Reports: len(out), Digest: b.Digest()}
+	rel := Release{Run: b.Run, Round: id, Reports: len(out), Digest: digest}
 	if err := s.cfg.Budget.Debit(ctx, rel); err != nil {
 		return Release{}, fmt.Errorf("shuffler: round %d: %w: %w", id, ErrNotDebited, err)
 	}
@@ -288,6 +282,58 @@ func (s *Service) Release(ctx context.Context, forward func(context.Context, pro
 		return rel, fmt.Errorf("shuffler: round %d debited, forwarding failed: %w", id, err)
 	}
 	return rel, nil
+}
+
+// Above pipelineBytes of reports, copyAndDigest copies them on a second
+// goroutine, chunkBytes at a time, while it hashes the copies behind it.
+const (
+	pipelineBytes = 1 << 20
+	chunkBytes    = 256 << 10
+)
+
+// copyAndDigest copies the reports, in their (permuted) order, into one
+// fresh allocation of size bytes each, and returns the copies and the
+// digest of the batch of run and round that holds them
+// (protocol.Batch.Digest, computed over the copies). The copies are the
+// released batch: fresh memory in batch order, so that nothing of where
+// or when a client's report was allocated reaches the server. For a
+// batch of pipelineBytes or more the copy runs on a second goroutine
+// ahead of the SHA-256, which hashes each chunk as soon as it is copied:
+// the two take the time of the longer, not of both (a Fig. 6 batch is
+// 2,000 reports of 54 KB). Either way the digest is the same.
+func copyAndDigest(run string, round int64, reports [][]byte, size int) ([][]byte, [32]byte) {
+	backing := make([]byte, size*len(reports))
+	out := make([][]byte, len(reports))
+	for i := range out {
+		out[i] = backing[i*size : (i+1)*size : (i+1)*size]
+	}
+	d := protocol.NewBatchDigest(run, round, len(reports))
+	if len(backing) < pipelineBytes {
+		for i, r := range reports {
+			copy(out[i], r)
+			d.Add(out[i])
+		}
+		return out, d.Sum()
+	}
+	per := max(1, chunkBytes/size) // reports per chunk
+	copied := make(chan int, (len(reports)+per-1)/per)
+	go func() {
+		for lo := 0; lo < len(reports); lo += per {
+			hi := min(lo+per, len(reports))
+			for i := lo; i < hi; i++ {
+				copy(out[i], reports[i])
+			}
+			copied <- hi // out[:hi] is copied
+		}
+		close(copied)
+	}()
+	next := 0
+	for hi := range copied {
+		for ; next < hi; next++ {
+			d.Add(out[next])
+		}
+	}
+	return out, d.Sum()
 }
 
 // close ends the open round and forgets its sample and reports.
