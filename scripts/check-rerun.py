@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Re-run the start of committed training results from their own command lines and compare.
+
+Every metrics row that `shuffledp train` writes carries the command line that produced it (the
+JSON array field `command`). For each metrics JSONL given, this script takes the first row's
+command, runs it again with a binary of today's code for as many epochs as the first --rows
+evaluations of the file cover (`--epochs` replaced; `--state` dropped, the metrics written to a
+temporary file instead; every other flag, the seed included, as committed), and compares the
+overlapping rows: test accuracy and loss (raw, and of the averaged parameters where present),
+train loss, epsilon and epsilon_neurips21 must agree to --tol (absolute). It exits 1 if any
+value differs, 2 on a usage or run error.
+
+A Gaussian run recorded before `--adjacency` existed (its rows have no `adjacency` field) was
+accounted under the relation that was then the only one: zero-out for the shuffle Gaussian
+mechanisms, add-remove for central-gaussian. Its command is re-run with that relation stated
+(`--adjacency=...`, and said so), as the ledger reads such events; today's default for the
+shuffle Gaussian mechanisms is replace-one, whose epsilon is larger.
+
+Usage: scripts/check-rerun.py [--bin shuffledp] [--rows 3] [--data-dir DIR] results/.../x.jsonl ...
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+# The relation a Gaussian run's epsilon was for before --adjacency existed.
+LEGACY_ADJACENCY = {"gaussian": "zero-out", "central-gaussian": "add-remove"}
+
+FIELDS = ["test_accuracy", "test_loss", "test_accuracy_ema", "test_loss_ema", "train_loss",
+          "epsilon", "epsilon_neurips21"]
+
+
+def rerun_command(command, epochs, metrics, data_dir):
+    """The committed command with --epochs, --state, --metrics and --data-dir replaced."""
+    out = []
+    for arg in command[1:]:
+        name = arg.split("=", 1)[0]
+        if name in ("--epochs", "--state", "--metrics", "--no-progress"):
+            continue
+        if name == "--data-dir" and data_dir:
+            arg = "--data-dir=" + data_dir
+        out.append(arg)
+    if out[:1] != ["train"]:
+        raise ValueError("not a train command: %r" % command)
+    return out + ["--epochs=%r" % epochs, "--metrics=" + metrics, "--no-progress"]
+
+
+def differs(a, b, tol):
+    if a is None or b is None:
+        return a is not b
+    if math.isnan(a) or math.isnan(b):
+        return True
+    return abs(a - b) > tol
+
+
+def check(path, args):
+    rows = [json.loads(l) for l in open(path) if l.strip()]
+    if not rows or "command" not in rows[0]:
+        print("%s: no command in the first row" % path)
+        return 2
+    want = rows[:args.rows]
+    epochs = want[-1]["epoch"]
+    with tempfile.TemporaryDirectory() as tmp:
+        metrics = os.path.join(tmp, "metrics.jsonl")
+        argv = [args.bin] + rerun_command(rows[0]["command"], epochs, metrics, args.data_dir)
+        legacy = LEGACY_ADJACENCY.get(rows[0].get("randomizer"))
+        if legacy and "adjacency" not in rows[0] and not any(a.startswith("--adjacency") for a in argv):
+            argv.append("--adjacency=" + legacy)
+            print("%s: recorded before --adjacency: re-run with --adjacency=%s" % (path, legacy))
+        run = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if run.returncode != 0:
+            print("%s: %s failed (%d): %s" % (path, " ".join(argv), run.returncode, run.stderr.strip()[-500:]))
+            return 2
+        got = [json.loads(l) for l in open(metrics) if l.strip()]
+    bad = 0
+    by_round = {r["round"]: r for r in got}
+    for w in want:
+        g = by_round.get(w["round"])
+        if g is None:
+            print("%s: round %d not re-run" % (path, w["round"]))
+            bad += 1
+            continue
+        for f in FIELDS:
+            if f in w and differs(w[f], g.get(f), args.tol):
+                print("%s: round %d %s committed %r, re-run %r" % (path, w["round"], f, w[f], g.get(f)))
+                bad += 1
+    status = "same" if bad == 0 else "DIFFERENT"
+    print("%s: %s (%d rows to round %d, epoch %g, tol %g)" % (path, status, len(want), want[-1]["round"], epochs, args.tol))
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default="shuffledp", help="the shuffledp binary to re-run with")
+    ap.add_argument("--rows", type=int, default=3, help="how many of each file's first rows to re-run and compare")
+    ap.add_argument("--data-dir", default="", help="replace the command's --data-dir (MNIST IDX files)")
+    ap.add_argument("--tol", type=float, default=1e-9, help="absolute tolerance")
+    ap.add_argument("files", nargs="+")
+    args = ap.parse_args()
+    if args.rows < 1:
+        ap.error("--rows must be >= 1")
+    worst = 0
+    for path in args.files:
+        worst = max(worst, check(path, args))
+    sys.exit(worst)
+
+
+if __name__ == "__main__":
+    main()
