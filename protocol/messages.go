@@ -3,6 +3,7 @@ package protocol
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"hash"
 )
 
@@ -71,12 +72,15 @@ type BatchDigest struct {
 	// reports costs a few hash writes, not two per report.
 	buf [4096]byte
 	w   []byte
+	// want and added are the reports declared and added so far; Sum
+	// refuses a mismatch, which would digest no batch's encoding.
+	want, added int
 }
 
 // NewBatchDigest starts the digest of a batch of run and round holding n
 // reports.
 func NewBatchDigest(run string, round int64, n int) *BatchDigest {
-	d := &BatchDigest{h: sha256.New()}
+	d := &BatchDigest{h: sha256.New(), want: n}
 	w := append(d.buf[:0], "shuffledp-batch-v1"...)
 	w = binary.AppendUvarint(w, uint64(len(run)))
 	d.h.Write(w)
@@ -88,6 +92,7 @@ func NewBatchDigest(run string, round int64, n int) *BatchDigest {
 
 // Add appends the next report of the batch.
 func (d *BatchDigest) Add(r []byte) {
+	d.added++
 	if len(d.w)+binary.MaxVarintLen64+len(r) > len(d.buf) {
 		d.h.Write(d.w)
 		d.w = d.buf[:0]
@@ -102,10 +107,14 @@ func (d *BatchDigest) Add(r []byte) {
 	d.w = append(d.w, r...)
 }
 
-// Sum returns the digest of the batch. The caller must have added exactly
-// the n reports NewBatchDigest was given (the count is part of the
-// encoding, written first); Sum ends the digest.
+// Sum returns the digest of the batch and ends the digest. The caller must
+// have added exactly the n reports NewBatchDigest was given (the count is
+// part of the encoding, written first): Sum panics otherwise, as on a
+// programming error.
 func (d *BatchDigest) Sum() [32]byte {
+	if d.added != d.want {
+		panic(fmt.Sprintf("protocol: BatchDigest: %d reports added, %d declared", d.added, d.want))
+	}
 	d.h.Write(d.w)
 	d.w = nil
 	var out [32]byte

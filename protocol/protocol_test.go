@@ -112,3 +112,23 @@ func TestBatchDigestEncoding(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchDigestCountMismatch: a BatchDigest whose added reports differ
+// in number from those declared digests no batch's encoding, and Sum
+// refuses it.
+func TestBatchDigestCountMismatch(t *testing.T) {
+	for _, tc := range []struct{ declared, added int }{{2, 1}, {2, 3}, {0, 1}, {1, 0}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("declared %d, added %d: Sum did not panic", tc.declared, tc.added)
+				}
+			}()
+			d := NewBatchDigest("run", 1, tc.declared)
+			for range tc.added {
+				d.Add([]byte{1, 2, 3})
+			}
+			d.Sum()
+		}()
+	}
+}
