@@ -38,7 +38,8 @@ func NewFMT20KOV15() *FMT20KOV15 {
 }
 
 // NewFMT20AnalyticKOV15 returns the baseline restricted to the FMT20 closed
-// form, the variant the papers' headline ratios appear to use (see README).
+// form, the variant the papers' headline ratios appear to use (see
+// docs/approximate-dp.md).
 func NewFMT20AnalyticKOV15() *FMT20KOV15 {
 	return &FMT20KOV15{method: approxdp.ShuffleClosedForm, curves: map[curveKey]*approxdp.ShuffleCurve{}}
 }

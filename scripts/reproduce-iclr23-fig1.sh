@@ -16,13 +16,13 @@
 #       steps on the average: --lr 0.05 there learns nothing in half an epoch
 #       (12% test accuracy), --lr 3 (0.05 on the sum) stalls at ~30% (the
 #       noise's random walk), --lr 0.5 reaches 50% at 0.75 epochs (central,
-#       1-epoch probes; README). Default LR_A = 0.5. The two runs add the
+#       1-epoch probes; docs/reproduction.md). Default LR_A = 0.5. The two runs add the
 #       same total noise to the sum, so their accuracy curves agree in
 #       distribution; Fig. 1a is about the epsilon each trust model spends.
 #   (b) Fig. 1b: shuffled check-in, n = 60,000, check-in rate 0.1 (~6,000
 #       clients per round), C = 0.01, sigma = 5, 5,540 rounds (554 epochs of
 #       10 rounds). The paper gives no learning rate; LR_B defaults to 4,
-#       chosen from the noise's random walk over 5,540 rounds (README); the
+#       chosen from the noise's random walk over 5,540 rounds (docs/reproduction.md); the
 #       40-round probes in results/iclr23-fig1/probes (lr 2: 10%, 10: 23%,
 #       50: 27%) favour larger rates early on. It runs --noise-sum (one summed noise vector per round:
 #       the server's sum has the same distribution, see training/noisesum.go)
@@ -39,7 +39,7 @@
 # own convention (its Thm 1 pair (0,...,0) vs (1,0,...,0): one client's
 # clipped gradient replaced by zero), so that their epsilons are comparable
 # with the paper's; train's default, replace-one (any gradient replaced by
-# any other, the curves at sigma/2), costs more (README, "Adjacency"). The
+# any other, the curves at sigma/2), costs more (docs/training.md, "Adjacency"). The
 # central run keeps its default add-remove (MTZ19), the same relation as
 # zero-out for a sum. Runs started by this script before --adjacency
 # existed were zero-out too and resume unchanged.

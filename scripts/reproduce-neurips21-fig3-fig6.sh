@@ -14,7 +14,7 @@
 #       (6,000 rounds). The arXiv text names its R_2 here "(PrivUnit)", so
 #       panel b runs --randomizer privunit by default; R2=r2 runs Quan∘Priv of
 #       the AISTATS'21 paper instead (its one-coordinate reports have norm ~214
-#       at C = 0.005, d = 26,010, and diverge at lr 12; see README).
+#       at C = 0.005, d = 26,010, and diverge at lr 12; see docs/reproduction.md).
 # Panels preset-fig3 and preset-fig6 run `train --preset neurips21-fig3|fig6`:
 #   the same settings as the authors' code runs them, on their network
 #   (cnn-tanh, d = 13,706), Fig. 6 with their R_2 (djw), lr schedule and 300
@@ -46,7 +46,7 @@
 # the text of Sec. 4 only says "clips the l_inf-norm of the gradient with
 # C = 1/100". Scaling by the largest coordinate leaves almost no signal at
 # C = 0.01 (10 epochs: 15% test accuracy, against 29% when clamping each
-# coordinate into [-C, C]; see README), so panel a clamps by default
+# coordinate into [-C, C]; see docs/reproduction.md), so panel a clamps by default
 # (--linf-clip clamp), as the authors' code does. Both keep the gradient in
 # R_inf's input domain, so the privacy guarantee is the same. LINF_CLIP=scale
 # runs the literal rule.
