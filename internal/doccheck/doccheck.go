@@ -1,8 +1,10 @@
 // Package doccheck checks the repository's Markdown files: every relative
 // link resolves to a file or directory of the repository and, where it names
 // a heading (#anchor), to a heading of that file, with GitHub's anchor rules.
-// Its test runs the check on the whole repository, so a moved or renamed
-// document cannot leave a dangling link behind.
+// Its tests run the check on the whole repository, so a moved or renamed
+// document cannot leave a dangling link behind, and hold README.md to a front
+// door: at most 200 lines, opening with the main command and the test command,
+// the latter exactly what .ci/run runs (FrontDoorCommands).
 package doccheck
 
 import (
@@ -186,4 +188,30 @@ func relTo(root, p string) string {
 		return r
 	}
 	return p
+}
+
+// FrontDoorCommands returns the two commands of the README's first code
+// block: the main job and the test command (comments after '#' dropped).
+func FrontDoorCommands(readme string) (mainCmd, testCmd string, err error) {
+	var cmds []string
+	in := false
+	for _, line := range strings.Split(readme, "\n") {
+		if fence.MatchString(line) {
+			if in {
+				break
+			}
+			in = true
+			continue
+		}
+		if !in {
+			continue
+		}
+		if c, _, _ := strings.Cut(line, "#"); strings.TrimSpace(c) != "" {
+			cmds = append(cmds, strings.TrimSpace(c))
+		}
+	}
+	if len(cmds) != 2 {
+		return "", "", fmt.Errorf("the README's first code block holds %d commands, want 2 (the main job, the tests): %q", len(cmds), cmds)
+	}
+	return cmds[0], cmds[1], nil
 }

@@ -103,3 +103,49 @@ func TestCheckFindsBrokenLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeIsAFrontDoor: README.md stays at most 200 lines, opens with the
+// two commands (the main job, the tests), and .ci/run runs exactly the
+// README's test command.
+func TestReadmeIsAFrontDoor(t *testing.T) {
+	root := repoRoot(t)
+	md, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(md), "\n"), "\n")
+	if len(lines) > 200 {
+		t.Errorf("README.md has %d lines; the front door holds at most 200 (move detail into docs/)", len(lines))
+	}
+	main, test, err := FrontDoorCommands(string(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(main, "go run ./cmd/") {
+		t.Errorf("README's main command = %q, want a go run of the binary", main)
+	}
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range strings.Split(string(ci), "\n") {
+		found = found || strings.TrimSpace(l) == test
+	}
+	if !found {
+		t.Errorf(".ci/run has no line that is exactly the README's test command %q", test)
+	}
+}
+
+func TestFrontDoorCommands(t *testing.T) {
+	md := "# x\n\ntext\n\n```sh\ngo run ./cmd/x account   # the main job\ngo test ./...    # the tests\n```\n"
+	m, c, err := FrontDoorCommands(md)
+	if err != nil || m != "go run ./cmd/x account" || c != "go test ./..." {
+		t.Errorf("FrontDoorCommands = %q, %q, %v", m, c, err)
+	}
+	for _, bad := range []string{"# x\nno code\n", "```sh\ngo run ./cmd/x\n```\n"} {
+		if _, _, err := FrontDoorCommands(bad); err == nil {
+			t.Errorf("FrontDoorCommands(%q) accepted", bad)
+		}
+	}
+}
