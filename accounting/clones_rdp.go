@@ -27,7 +27,8 @@ import (
 // grows (1.2e-4 at order 128, 1.6e-7 at order 256). In short, the proof:
 //
 //  1. Feldman, McMillan, Talwar, "Hiding among the clones" (FOCS'21,
-//     arXiv 2012.12803), Thm 3.2: the shuffle of k reports, one client's
+//     arXiv 2012.12803), Thm 3.2 (the clone reduction for adaptive
+//     eps0-DP randomizers; see docs/proofs/clones-rdp.md on the number): the shuffle of k reports, one client's
 //     input changed, is a common post-processing of the pair
 //     C ~ Bin(k-1, e^-eps0), A ~ Bin(C, 1/2), D ~ Bern(e^eps0/(e^eps0+1)),
 //     P = (A+D, C-A+1-D), Q = (A+1-D, C-A+D).
@@ -53,14 +54,20 @@ import (
 // count c is an f-divergence of (P_g, Q) given c, non-increasing in c (the
 // pair at c+1 is the pair at c pushed through one channel, adding a fair
 // coin), so clone counts are grouped into blocks charged at their smallest
-// count. Mass cut off (clone counts below the kept range, positions beyond
-// it) is charged at the largest loss log(1 + g(e^eps0-1)) (at the smallest
-// clone count for counts below the range), with geometric-series bounds on
-// its size; masses are normalised by the kept sum (which can only raise
-// them). With many atoms the privacy loss log L is rounded up to a
-// geometric grid (ratio e^(1/4096)); the summand increases with L, so this
-// can only raise the bound. Float64 rounding is covered by an explicit
-// relative slack. The value is never below the exact clone-pair bound.
+// count. Atoms are enumerated down to 60 + min(600, 8192 lossMax) nats
+// below the modes, lossMax = log(1 + g(e^eps0-1)) the largest loss (the
+// atoms beyond 60 + min(600, 512 lossMax) nats, outside the "core", with
+// their losses rounded up to the grid below); the mass cut off beyond
+// (clone counts below the kept range, positions beyond it) is charged at
+// the largest loss (at the smallest clone count for counts below the
+// range), with geometric-series bounds on its size, which keeps that charge
+// below e^-60 of the kept moment at every order up to 8192 while the cut is
+// below its 660-nat cap. Masses are normalised by the kept sum (which can
+// only raise them). With many atoms the privacy loss log L is rounded up to
+// a geometric grid (L - 1 by a ratio e^(1/4096)); the summand increases
+// with L, so this can only raise the bound. Float64 rounding is covered by
+// an explicit relative slack. The value is never below the exact
+// clone-pair bound.
 func ClonesRDP(n, k int64, eps0 float64) (RDP, error) {
 	if err := validateShuffle(n, k, eps0); err != nil {
 		return nil, err
@@ -87,25 +94,49 @@ type clonePLD struct {
 	lossMax float64   // log(1 + g(e^eps0 - 1)), rounded up
 	logTail float64   // log of the mass charged at lossMax (-Inf if none)
 	relErr  float64   // relative rounding error bound on every mass
-	// bucketed is set when losses were rounded up to the grid.
-	bucketed bool
+	// bucketed is set when losses were rounded up to the grid; gridded
+	// when only the atoms outside the core were (see cloneCoreCut).
+	bucketed, gridded bool
 }
 
 // cloneCut: terms more than this many nats below the mode of the clone
 // count, or of the position given the count, are cut off (and charged at
-// the largest loss). Grown with the largest loss so that the charge stays
-// negligible at the orders where the bound is useful.
+// the largest loss). The charge of a cut mass e^-cut at the largest loss is
+// at most e^(-cut + lambda lossMax) relative to the kept mass, so the cut
+// grows with the largest loss: with cloneCutOrder lossMax nats beyond 60 the
+// charge stays below e^-60 of the kept mass at every order up to
+// cloneCutOrder (8192, twice the largest order of the default grid), until
+// the cut reaches 660 nats: every kept mass, down to 30 nats below the cut,
+// stays a normal float64 (above e^-708), so its relative rounding error is
+// the one the error budget counts.
 func cloneCut(lossMax float64) float64 {
+	return 60 + math.Min(600, cloneCutOrder*lossMax)
+}
+
+// cloneCoreCut delimits the core of the distribution, where the clone
+// counts are grouped into maxCloneBlocks blocks and atoms are kept exactly
+// (up to maxExactAtoms of them); what lies between the core and the cut is
+// enumerated too, but coarsely: clone counts in at most maxCloneTailBlocks
+// blocks on each side, atoms rounded up to the loss grid. Its mass is below
+// e^-cloneCoreCut, so that coarseness costs nothing measurable, while its
+// losses are charged at their own (rounded-up) values rather than at the
+// largest loss.
+func cloneCoreCut(lossMax float64) float64 {
 	return 60 + math.Min(600, 512*lossMax)
 }
 
+// cloneCutOrder is the order up to which the cut-off charge is negligible
+// (see cloneCut).
+const cloneCutOrder = 8192
+
 // Grouping and bucketing sizes.
 const (
-	maxCloneBlocks  = 1024       // clone-count blocks
-	maxExactAtoms   = 1 << 12    // above this, losses are bucketed
-	maxCloneEps0    = 500        // above, the clone-count-0 bound is used
-	cloneLossGridLn = 1.0 / 4096 // bucket ratio e^(1/4096) on the loss
-	cloneLossRange  = 16.0       // losses below lossMax e^-16 share one bucket
+	maxCloneBlocks     = 1024       // clone-count blocks of the core
+	maxCloneTailBlocks = 256        // clone-count blocks on each side beyond the core
+	maxExactAtoms      = 1 << 12    // above this, losses are bucketed
+	maxCloneEps0       = 500        // above, the clone-count-0 bound is used
+	cloneLossGridLn    = 1.0 / 4096 // bucket ratio e^(1/4096) on the loss
+	cloneLossRange     = 16.0       // losses below lossMax e^-16 share one bucket
 )
 
 func (b *clonesRDP) RDP(order float64) (float64, error) {
@@ -145,6 +176,8 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 	}
 	ymax := g * math.Expm1(eps0) // L - 1 at x = c+1
 	cut := cloneCut(lossMax)
+	coreCut := cloneCoreCut(lossMax)
+	coreDown, coreUp := -1, -1 // steps from the mode to the core's ends
 
 	// Clone count C ~ Bin(m, p), weights relative to the mode in log space.
 	m := float64(k - 1)
@@ -159,6 +192,9 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 	cLo := mode
 	for cLo > 0 {
 		next := lw + logmath.Log(cLo/(m-cLo+1)) + log1mP - logP // log w(cLo-1)
+		if coreDown < 0 && lw < -coreCut && next < lw {
+			coreDown = len(down)
+		}
 		if lw < -cut && next < lw {
 			break
 		}
@@ -170,6 +206,9 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 	cHi := mode
 	for cHi < m {
 		next := lw + logmath.Log((m-cHi)/(cHi+1)) + logP - log1mP
+		if coreUp < 0 && lw < -coreCut && next < lw {
+			coreUp = len(up)
+		}
 		if lw < -cut && next < lw {
 			break
 		}
@@ -184,6 +223,31 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 	logW = append(logW, 0)
 	logW = append(logW, up...)
 	count := len(logW)
+	if coreDown < 0 {
+		coreDown = len(down)
+	}
+	if coreUp < 0 {
+		coreUp = len(up)
+	}
+	coreStart, coreEnd := len(down)-coreDown, len(down)+coreUp+1 // core: logW[coreStart:coreEnd]
+	// Block boundaries: the core in at most maxCloneBlocks blocks, each side
+	// beyond it in at most maxCloneTailBlocks.
+	var bounds []int
+	split := func(s, e, nb int) {
+		if e <= s {
+			return
+		}
+		nb = min(nb, e-s)
+		for i := 0; i < nb; i++ {
+			bounds = append(bounds, s+i*(e-s)/nb)
+		}
+	}
+	split(0, coreStart, maxCloneTailBlocks)
+	firstCore := len(bounds)
+	split(coreStart, coreEnd, maxCloneBlocks)
+	lastCore := len(bounds) // blocks [firstCore, lastCore) are the core's
+	split(coreEnd, count, maxCloneTailBlocks)
+	bounds = append(bounds, count)
 
 	// Geometric bounds on the mass outside [cLo, cHi], relative to the mode.
 	logLowTail, logHighTail := math.Inf(-1), math.Inf(-1)
@@ -215,15 +279,18 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 		gridY[j] = ymax * math.Exp(-float64(j)*cloneLossGridLn)
 	}
 	gridY[0] = ymax
-	acc := make([]float64, nb)
+	acc := make([]float64, nb)     // every atom
+	tailAcc := make([]float64, nb) // the atoms outside the core
 	var exactY, exactM []float64
 	exact := true
 	thr := math.Exp(-cut)
+	thrCore := math.Exp(-coreCut)
 	xMax := 0.0 // most positions visited at one clone count
 
-	blocks := min(count, maxCloneBlocks)
+	blocks := len(bounds) - 1
 	for i := 0; i < blocks; i++ {
-		s, e := i*count/blocks, (i+1)*count/blocks
+		s, e := bounds[i], bounds[i+1]
+		inCore := i >= firstCore && i < lastCore
 		w := 0.0
 		for j := s; j < e; j++ {
 			w += math.Exp(logW[j])
@@ -270,7 +337,9 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 				j--
 			}
 			acc[j] += mass
-			if exact {
+			if !inCore || mass < thrCore {
+				tailAcc[j] += mass
+			} else if exact {
 				if len(exactY) < maxExactAtoms {
 					exactY, exactM = append(exactY, y), append(exactM, mass)
 				} else {
@@ -291,6 +360,13 @@ func newClonePLD(n, k int64, eps0 float64) clonePLD {
 		for i, y := range exactY {
 			pld.loss = append(pld.loss, lossOf(y))
 			pld.mass = append(pld.mass, exactM[i])
+		}
+		for j := nb - 1; j >= 0; j-- {
+			if tailAcc[j] > 0 {
+				pld.loss = append(pld.loss, lossOf(gridY[j]))
+				pld.mass = append(pld.mass, tailAcc[j])
+				pld.gridded = true
+			}
 		}
 	} else {
 		pld.bucketed = true
