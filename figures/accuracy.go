@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/shuffledp/shuffledp/training"
+	"github.com/shuffledp/shuffledp/metrics"
 )
 
 // Epsilon axes of an accuracy plot: the metrics field on the x axis.
@@ -75,7 +75,7 @@ func ReferenceNames() []string {
 // epsilon.
 type AccuracySeries struct {
 	Label   string
-	Records []training.Record
+	Records []metrics.Record
 }
 
 // AccuracyPlot describes a plot of accuracy against epsilon from training
@@ -186,7 +186,7 @@ func (a AccuracyPlot) Plot() (*plot.Plot, error) {
 
 // accuracyXYs returns the (epsilon, accuracy) points of the raw and of the
 // averaged parameters, in record order, skipping records without either.
-func accuracyXYs(recs []training.Record, axis string, maxX float64) (raw, ema plotter.XYs) {
+func accuracyXYs(recs []metrics.Record, axis string, maxX float64) (raw, ema plotter.XYs) {
 	for _, r := range recs {
 		x := r.Epsilon
 		if axis == AxisEpsilonNeurIPS21 {
@@ -211,7 +211,7 @@ func accuracyXYs(recs []training.Record, axis string, maxX float64) (raw, ema pl
 func evalSet(series []AccuracySeries) (string, error) {
 	validation := 0
 	for _, s := range series {
-		if slices.ContainsFunc(s.Records, func(r training.Record) bool { return r.EvalSet == "validation" }) {
+		if slices.ContainsFunc(s.Records, func(r metrics.Record) bool { return r.EvalSet == "validation" }) {
 			validation++
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shuffledp/shuffledp/data"
+	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
@@ -280,7 +281,7 @@ func (s *Server) Train(ctx context.Context, hooks training.Hooks) (training.Stop
 			}
 			return nil
 		}
-		hooks.OnEval = func(r training.Record) error {
+		hooks.OnEval = func(r metrics.Record) error {
 			if r.TestAccuracy != nil {
 				m.Accuracy("raw", *r.TestAccuracy)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/protocol"
 	"github.com/shuffledp/shuffledp/randomizer"
 )
@@ -249,7 +250,7 @@ func (r *roundNoise) Uint64() uint64 { return r.src.Uint64() }
 
 // gaussianFields adds the Gaussian parameters to a metrics record and
 // resets the batch-size statistics.
-func (t *Trainer) gaussianFields(rec *Record) {
+func (t *Trainer) gaussianFields(rec *metrics.Record) {
 	if t.cfg.gaussian() {
 		rec.Sigma, rec.Eps0, rec.NoiseSum, rec.Adjacency = t.cfg.Sigma, 0, t.cfg.NoiseSum, t.cfg.Adjacency
 		if t.cfg.checkIn() || t.cfg.Randomizer == RandomizerCentralGaussian {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/shuffledp/shuffledp/approxdp"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/figures"
 	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/shuffler"
 )
 
@@ -93,8 +95,8 @@ func TestGaussianEpsilonMatchesAccount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var recs []Record
-			if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r Record) error { recs = append(recs, r); return nil }}); err != nil {
+			var recs []metrics.Record
+			if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r metrics.Record) error { recs = append(recs, r); return nil }}); err != nil {
 				t.Fatal(err)
 			}
 			if len(recs) != 4 || recs[3].Round != 10 {
@@ -339,15 +341,15 @@ func TestApproxDPRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []Record
-	if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r Record) error { recs = append(recs, r); return nil }}); err != nil {
+	var recs []metrics.Record
+	if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r metrics.Record) error { recs = append(recs, r); return nil }}); err != nil {
 		t.Fatal(err)
 	}
-	clip, err := ApproxDPRecords(recs, SensitivityClip, 2)
+	clip, err := figures.ApproxDPRecords(recs, figures.SensitivityClip, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	diam, err := ApproxDPRecords(recs, SensitivityDiameter, 2)
+	diam, err := figures.ApproxDPRecords(recs, figures.SensitivityDiameter, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,10 +368,10 @@ func TestApproxDPRecords(t *testing.T) {
 	// The run's adjacency: replace-one (the default) is sensitivity 2C;
 	// records without an adjacency (written before it was recorded) are
 	// zero-out, sensitivity C; records that disagree are refused.
-	if a, err := RunAdjacency(recs); err != nil || a != event.AdjacencyReplaceOne {
+	if a, err := figures.RunAdjacency(recs); err != nil || a != event.AdjacencyReplaceOne {
 		t.Fatalf("RunAdjacency %q, %v; want replace-one", a, err)
 	}
-	run, err := ApproxDPRecords(recs, SensitivityAdjacency, 2)
+	run, err := figures.ApproxDPRecords(recs, figures.SensitivityAdjacency, 2)
 	if err != nil || len(run) != 2 || *run[1].Epsilon != *diam[1].Epsilon {
 		t.Errorf("replace-one run: %v (%v), want the diameter's %v", run, err, *diam[1].Epsilon)
 	}
@@ -377,16 +379,16 @@ func TestApproxDPRecords(t *testing.T) {
 	for i := range legacy {
 		legacy[i].Adjacency = ""
 	}
-	run, err = ApproxDPRecords(legacy, SensitivityAdjacency, 2)
+	run, err = figures.ApproxDPRecords(legacy, figures.SensitivityAdjacency, 2)
 	if err != nil || len(run) != 2 || *run[1].Epsilon != *clip[1].Epsilon {
 		t.Errorf("legacy (zero-out) run: %v (%v), want sensitivity C's %v", run, err, *clip[1].Epsilon)
 	}
 	legacy[0].Adjacency = event.AdjacencyReplaceOne
-	if _, err := ApproxDPRecords(legacy, SensitivityAdjacency, 2); err == nil {
+	if _, err := figures.ApproxDPRecords(legacy, figures.SensitivityAdjacency, 2); err == nil {
 		t.Error("records of two adjacencies were accepted")
 	}
 	recs[1].Participation = ""
-	if _, err := ApproxDPRecords(recs, SensitivityClip, 2); err == nil {
+	if _, err := figures.ApproxDPRecords(recs, figures.SensitivityClip, 2); err == nil {
 		t.Error("a run without check-in was accepted")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/metrics"
 )
 
 // directEpsilon composes the subsampled-shuffle curve rounds times in a
@@ -48,8 +49,8 @@ func TestLedgerMatchesAccountant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []Record
-	if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r Record) error { recs = append(recs, r); return nil }}); err != nil {
+	var recs []metrics.Record
+	if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r metrics.Record) error { recs = append(recs, r); return nil }}); err != nil {
 		t.Fatal(err)
 	}
 	wantRounds := []int{0, 7, 14, 20}
@@ -94,8 +95,8 @@ func TestTargetEpsilonStopsBeforeExceeding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var recs []Record
-		reason, err := tr.Run(context.Background(), Hooks{OnEval: func(r Record) error { recs = append(recs, r); return nil }})
+		var recs []metrics.Record
+		reason, err := tr.Run(context.Background(), Hooks{OnEval: func(r metrics.Record) error { recs = append(recs, r); return nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,8 +129,8 @@ func TestNonPrivateLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var last Record
-	if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r Record) error { last = r; return nil }}); err != nil {
+	var last metrics.Record
+	if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r metrics.Record) error { last = r; return nil }}); err != nil {
 		t.Fatal(err)
 	}
 	if tr.Ledger() != nil || last.Epsilon != nil || last.Round == 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/server"
 )
 
@@ -271,8 +272,8 @@ func TestRecordEMAAndPaperEpsilon(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var recs []Record
-		if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r Record) error { recs = append(recs, r); return nil }}); err != nil {
+		var recs []metrics.Record
+		if _, err := tr.Run(context.Background(), Hooks{OnEval: func(r metrics.Record) error { recs = append(recs, r); return nil }}); err != nil {
 			t.Fatal(err)
 		}
 		if len(recs) != 3 {
@@ -302,8 +303,8 @@ func TestRecordEMAAndPaperEpsilon(t *testing.T) {
 		}
 	}
 	tr := runRounds(t, baseConfig(t), 0) // randomizer none: no epsilon of either kind
-	var rec Record
-	tr.Run(context.Background(), Hooks{OnEval: func(r Record) error { rec = r; return nil }})
+	var rec metrics.Record
+	tr.Run(context.Background(), Hooks{OnEval: func(r metrics.Record) error { rec = r; return nil }})
 	if rec.Epsilon != nil || rec.EpsilonNeurIPS21 != nil {
 		t.Errorf("non-private run: epsilon %v, epsilon_neurips21 %v", rec.Epsilon, rec.EpsilonNeurIPS21)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/internal/faultpoint"
 	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/server"
 	"github.com/shuffledp/shuffledp/statedir"
 )
@@ -175,7 +176,7 @@ func (s *Session) Train(ctx context.Context, hooks Hooks) (StopReason, error) {
 		return "", errors.New("session: no trainer attached")
 	}
 	inner := hooks.OnEval
-	hooks.OnEval = func(r Record) error {
+	hooks.OnEval = func(r metrics.Record) error {
 		if r.Round > 0 {
 			if err := s.Checkpoint(); err != nil {
 				return err

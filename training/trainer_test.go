@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/shuffledp/shuffledp/data"
+	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/model"
 )
 
@@ -67,8 +68,8 @@ func TestNonPrivateLossDecreases(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := tr.Evaluate(nil)
-	var recs []Record
-	reason, err := tr.Run(context.Background(), Hooks{OnEval: func(r Record) error { recs = append(recs, r); return nil }})
+	var recs []metrics.Record
+	reason, err := tr.Run(context.Background(), Hooks{OnEval: func(r metrics.Record) error { recs = append(recs, r); return nil }})
 	if err != nil || reason != StopEpochs {
 		t.Fatalf("Run = %v, %v", reason, err)
 	}

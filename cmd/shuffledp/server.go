@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/node"
 	"github.com/shuffledp/shuffledp/pki"
@@ -87,15 +88,15 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 		delete(flags, n)
 	}
 	parent := commandContext(cmd)
-	var metrics *telemetry.ServerMetrics
+	var serverMetrics *telemetry.ServerMetrics
 	reg := telemetry.NewRegistry()
 	if metricsListen != "" {
-		if metrics, err = telemetry.NewServerMetrics(reg); err != nil {
+		if serverMetrics, err = telemetry.NewServerMetrics(reg); err != nil {
 			return err
 		}
 	}
 	srv, err := node.NewServer(parent, node.ServerConfig{
-		Metrics: metrics,
+		Metrics: serverMetrics,
 		Train:   cfg,
 		Session: training.SessionConfig{Dir: f.state, Flags: flags, MayDiffer: trainMayDiffer, Metrics: f.metrics},
 		Dataset: node.Dataset{Name: f.dataset, Seed: f.seed},
@@ -141,8 +142,8 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 
 	ctx, stop := signalContext(parent)
 	defer stop()
-	var last training.Record
-	reason, err := srv.Train(ctx, training.Hooks{OnEval: func(r training.Record) error {
+	var last metrics.Record
+	reason, err := srv.Train(ctx, training.Hooks{OnEval: func(r metrics.Record) error {
 		last = r
 		fmt.Fprintf(stderr, "server: round %d/%d epoch %.4g acc %s eps %s (%d ledger rounds)\n", r.Round, total, r.Epoch,
 			fmtPtr(r.TestAccuracy, "%.4f"), fmtPtr(r.Epsilon, "%.4g"), derefInt(r.LedgerRounds))

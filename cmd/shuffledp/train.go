@@ -14,6 +14,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/server"
 	"github.com/shuffledp/shuffledp/statedir"
@@ -338,9 +339,9 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	// Every output is checked, and the state directory locked, before any
 	// data is loaded or any round runs.
 	var (
-		session *training.Session
-		metrics *statedir.MetricsLog
-		opts    []training.Option
+		session    *training.Session
+		metricsLog *statedir.MetricsLog
+		opts       []training.Option
 	)
 	if f.state != "" {
 		session, err = training.OpenSession(parent, training.SessionConfig{
@@ -379,10 +380,10 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 			return err
 		}
 	} else if f.metrics != "" {
-		if metrics, err = statedir.OpenMetricsLog(f.metrics, true); err != nil {
+		if metricsLog, err = statedir.OpenMetricsLog(f.metrics, true); err != nil {
 			return fmt.Errorf("--metrics: %w", err)
 		}
-		defer metrics.Close()
+		defer metricsLog.Close()
 	}
 	cfg = tr.Config()
 	total := cfg.TotalRounds()
@@ -425,7 +426,7 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	ctx, stop := signalContext(parent)
 	defer stop()
 
-	var last training.Record
+	var last metrics.Record
 	hooks := training.Hooks{
 		OnRound: func(training.RoundStats) error {
 			if bar != nil {
@@ -433,10 +434,10 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 			}
 			return nil
 		},
-		OnEval: func(r training.Record) error {
+		OnEval: func(r metrics.Record) error {
 			last = r
-			if metrics != nil {
-				if _, err := metrics.Append(r.Round, r); err != nil {
+			if metricsLog != nil {
+				if _, err := metricsLog.Append(r.Round, r); err != nil {
 					return fmt.Errorf("metrics: %w", err)
 				}
 			}

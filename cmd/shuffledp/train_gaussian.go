@@ -8,6 +8,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/figures"
+	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -117,22 +118,22 @@ func applyTrainGaussian(fs *pflag.FlagSet, g *trainGaussianFlags, cfg *training.
 // zero-out and for metrics written before the adjacency was recorded)
 // and, for a zero-out run, also under the LDP diameter 2C (the paper's
 // Sec. 5.1 convention).
-func approxDPSeries(recs []training.Record, points int) ([]figures.AccuracySeries, error) {
-	adjacency, err := training.RunAdjacency(recs)
+func approxDPSeries(recs []metrics.Record, points int) ([]figures.AccuracySeries, error) {
+	adjacency, err := figures.RunAdjacency(recs)
 	if err != nil {
 		return nil, fmt.Errorf("approx-dp: %w", err)
 	}
 	series := []struct{ sens, label string }{
-		{training.SensitivityAdjacency, "approx-DP route (analytic Gauss + FMT20 clones + KOV15), " + adjacency + ": sensitivity C"},
+		{figures.SensitivityAdjacency, "approx-DP route (analytic Gauss + FMT20 clones + KOV15), " + adjacency + ": sensitivity C"},
 	}
 	if adjacency == event.AdjacencyReplaceOne {
 		series[0].label = "approx-DP route (analytic Gauss + FMT20 clones + KOV15), replace-one: sensitivity 2C"
 	} else {
-		series = append(series, struct{ sens, label string }{training.SensitivityDiameter, "approx-DP route, LDP sensitivity 2C (the paper's Sec. 5.1 convention)"})
+		series = append(series, struct{ sens, label string }{figures.SensitivityDiameter, "approx-DP route, LDP sensitivity 2C (the paper's Sec. 5.1 convention)"})
 	}
 	var out []figures.AccuracySeries
 	for _, c := range series {
-		r, err := training.ApproxDPRecords(recs, c.sens, points)
+		r, err := figures.ApproxDPRecords(recs, c.sens, points)
 		if err != nil {
 			return nil, fmt.Errorf("approx-dp: %w", err)
 		}

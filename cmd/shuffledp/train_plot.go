@@ -11,8 +11,8 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/shuffledp/shuffledp/figures"
+	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/statedir"
-	"github.com/shuffledp/shuffledp/training"
 )
 
 func newTrainPlotCmd() *cobra.Command {
@@ -57,7 +57,7 @@ func newTrainPlotCmd() *cobra.Command {
 				a.References = append(a.References, r...)
 			}
 			for i, file := range files {
-				recs, err := training.ReadRecords(file)
+				recs, err := metrics.Read(file)
 				if err != nil {
 					return err
 				}

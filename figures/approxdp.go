@@ -1,10 +1,19 @@
-package training
+package figures
 
 import (
 	"fmt"
 
 	"github.com/shuffledp/shuffledp/approxdp"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/metrics"
+)
+
+// The values of metrics.Record fields that name the Gaussian runs (the
+// randomizer and participation flags of shuffledp train).
+const (
+	recordGaussian        = "gaussian"
+	recordCentralGaussian = "central-gaussian"
+	recordCheckIn         = "checkin"
 )
 
 // Sensitivity conventions of ApproxDPRecords.
@@ -27,15 +36,15 @@ const (
 // Adjacency field, or for records written before it existed the legacy
 // zero-out (add-remove for central-gaussian), and an error if the records
 // disagree. It is "" for records without a Gaussian randomizer.
-func RunAdjacency(recs []Record) (string, error) {
+func RunAdjacency(recs []metrics.Record) (string, error) {
 	var a string
 	for i, r := range recs {
 		ra := r.Adjacency
 		if ra == "" {
 			switch r.Randomizer {
-			case RandomizerGaussian:
+			case recordGaussian:
 				ra = event.AdjacencyZeroOut
-			case RandomizerCentralGaussian:
+			case recordCentralGaussian:
 				ra = event.AdjacencyAddRemove
 			}
 		}
@@ -61,7 +70,7 @@ func RunAdjacency(recs []Record) (string, error) {
 // by round and including the last (each costs a search over delta splits,
 // ~10 s at n = 60000); round 0 is dropped. EpsilonNeurIPS21, Bound,
 // BoundWinner and RDPOrder are cleared.
-func ApproxDPRecords(recs []Record, sensitivity string, points int) ([]Record, error) {
+func ApproxDPRecords(recs []metrics.Record, sensitivity string, points int) ([]metrics.Record, error) {
 	if points < 1 {
 		return nil, fmt.Errorf("points must be >= 1, got %d", points)
 	}
@@ -84,9 +93,9 @@ func ApproxDPRecords(recs []Record, sensitivity string, points int) ([]Record, e
 	default:
 		return nil, fmt.Errorf("sensitivity must be %s, %s or %s, got %q", SensitivityClip, SensitivityDiameter, SensitivityAdjacency, sensitivity)
 	}
-	var run []Record
+	var run []metrics.Record
 	for _, r := range recs {
-		if r.Randomizer != RandomizerGaussian || r.Participation != ParticipationCheckIn {
+		if r.Randomizer != recordGaussian || r.Participation != recordCheckIn {
 			return nil, fmt.Errorf("metrics: the approximate-DP route is computed for check-in Gaussian runs, got randomizer %s participation %q", r.Randomizer, r.Participation)
 		}
 		if r.Round > 0 {
@@ -96,7 +105,7 @@ func ApproxDPRecords(recs []Record, sensitivity string, points int) ([]Record, e
 	if len(run) == 0 {
 		return nil, nil
 	}
-	var out []Record
+	var out []metrics.Record
 	last := -1
 	for i := 1; i <= points; i++ {
 		j := i*len(run)/points - 1
