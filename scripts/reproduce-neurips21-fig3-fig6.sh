@@ -46,7 +46,7 @@
 # the text of Sec. 4 only says "clips the l_inf-norm of the gradient with
 # C = 1/100". Scaling by the largest coordinate leaves almost no signal at
 # C = 0.01 (10 epochs: 15% test accuracy, against 29% when clamping each
-# coordinate into [-C, C]; see docs/reproduction.md), so panel a clamps by default
+# coordinate into [-C, C]; see docs/training.md), so panel a clamps by default
 # (--linf-clip clamp), as the authors' code does. Both keep the gradient in
 # R_inf's input domain, so the privacy guarantee is the same. LINF_CLIP=scale
 # runs the literal rule.
