@@ -30,11 +30,35 @@ type RDP interface {
 }
 
 // LowerBound is implemented by curves that are lower bounds on the RDP of a
-// mechanism (they show how tight an upper bound is; they are not privacy
+// mechanism (they show how tight an RDP upper bound is; they are not privacy
 // guarantees). The Accountant refuses to compose them with upper bounds.
+//
+// Converted to (epsilon, delta) by EpsilonFromRDP, such a curve gives a
+// lower bound on what the RDP route can certify, NOT a lower bound on the
+// mechanism's epsilon: the conversion only over-estimates, so the converted
+// value can exceed the mechanism's exact epsilon (RDPLowerNote). Label such
+// values KindRDPLower.
 type LowerBound interface {
 	IsLowerBound() bool
 }
+
+// Kinds of an epsilon a bound reports, for labels (CLI, JSON, figures).
+const (
+	// KindUpper: a valid upper bound on the mechanism's epsilon (a
+	// guarantee).
+	KindUpper = "upper"
+	// KindRDPLower: a lower bound on the RDP curve converted to
+	// (epsilon, delta): a lower bound on what the RDP route can certify,
+	// neither a guarantee nor a lower bound on the mechanism's epsilon.
+	KindRDPLower = "rdp-lower"
+	// KindCertifiedLower: the exact epsilon of a concrete mechanism and
+	// neighbouring pair (rounded down): a true lower bound on the worst
+	// case.
+	KindCertifiedLower = "certified-lower"
+)
+
+// RDPLowerNote explains KindRDPLower in one line.
+const RDPLowerNote = "lower bound on the RDP curve, converted: not a guarantee, and not a lower bound on epsilon"
 
 // IsLower reports whether the curve declares itself a lower bound.
 func IsLower(m RDP) bool {

@@ -15,8 +15,10 @@ type Bound struct {
 	Name string
 	// Description is one line for help texts.
 	Description string
-	// Lower is true for lower bounds: they show how tight an upper bound
-	// is and guarantee nothing.
+	// Lower is true for lower bounds on the RDP curve: they show how tight
+	// an RDP upper bound is and guarantee nothing; converted to
+	// (epsilon, delta) they are not lower bounds on the mechanism's epsilon
+	// either (accounting.KindRDPLower).
 	Lower bool
 }
 

@@ -17,8 +17,10 @@ type Result struct {
 	// chosen order (several, comma-separated, when the events' best curves
 	// are won by different components); empty otherwise.
 	Winner string
-	// Lower is true when the bound is a lower bound: Epsilon is then not a
-	// guarantee.
+	// Lower is true when the bound is a lower bound on the RDP curve:
+	// Epsilon is then not a guarantee, and not a lower bound on the
+	// mechanism's epsilon either (the conversion over-estimates; see
+	// accounting.KindRDPLower).
 	Lower bool
 	// Assumption is non-empty (the constant Assumption) when the statement
 	// rests on Thm 1's worst-case pair: a Gaussian event bounded by
@@ -52,7 +54,7 @@ func Epsilon(events []Composed, bound string, delta float64, orders []float64) (
 		return accounting.Guarantee{}, err
 	}
 	if r.Lower {
-		return accounting.Guarantee{}, fmt.Errorf("--bound %s is a lower bound, not a guarantee (use event.Account to evaluate it)", bound)
+		return accounting.Guarantee{}, fmt.Errorf("--bound %s is a lower bound on the RDP curve, not a guarantee (use event.Account to evaluate it)", bound)
 	}
 	return r.Guarantee, nil
 }

@@ -28,7 +28,11 @@ const BestLabel = "best"
 type Series struct {
 	Label string
 	Upper bool
-	Y     []float64
+	// Kind is accounting.KindCertifiedLower for a certified lower bound on
+	// the mechanism's epsilon; "" otherwise (an upper bound when Upper, else
+	// a lower bound on the RDP curve, accounting.KindRDPLower).
+	Kind string
+	Y    []float64
 }
 
 // Data is a computed figure.

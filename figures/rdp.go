@@ -32,7 +32,8 @@ func NewRDPBound(name string) *RDPBound {
 }
 
 // RDPBounds returns the accountant's lines of the papers' figures:
-// neurips21-upper (Thm 1), neurips21-lower (Thm 2, a lower bound),
+// neurips21-upper (Thm 1), neurips21-lower (Thm 2, a lower bound on the RDP
+// curve: converted, not a lower bound on epsilon),
 // ccs21+wbk19 (CCS'21 Thm 3.1 at n := k with WBK19 subsampling), clones-rdp
 // (the clone-pair bound, docs/proofs/clones-rdp.md) and the
 // accountant's own best (the minimum over its upper bounds at every order).

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/shuffledp/shuffledp/accounting"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -92,7 +93,7 @@ func (d Data) Plot() (*plot.Plot, error) {
 		marks.Shape = draw.CircleGlyph{}
 		marks.Radius = vg.Points(1.5)
 		p.Add(line, marks)
-		p.Legend.Add(s.Label, line)
+		p.Legend.Add(legendLabel(s), line)
 		drawn++
 	}
 	if drawn == 0 {
@@ -124,4 +125,19 @@ func (d Data) Render(w io.Writer, format string) error {
 	}
 	_, err = wt.WriteTo(w)
 	return err
+}
+
+// legendLabel is the legend text of a series: its label, and for a lower
+// bound what it bounds. An RDP lower bound converted to (epsilon, delta)
+// bounds what the RDP route can certify, not the mechanism's epsilon
+// (accounting.KindRDPLower), so its legend says so; the CSV column keeps the
+// bare label.
+func legendLabel(s Series) string {
+	switch {
+	case s.Upper:
+		return s.Label
+	case s.Kind == accounting.KindCertifiedLower:
+		return s.Label + " (certified lower bound)"
+	}
+	return s.Label + " (RDP-curve lower bound, not a bound on eps)"
 }

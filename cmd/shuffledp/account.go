@@ -45,15 +45,22 @@ type accountRequest struct {
 // accountRow is one line of `account` output: an (epsilon, delta) statement
 // from one bound.
 type accountRow struct {
-	Bound      string  `json:"bound"`
-	Winner     string  `json:"winning_bound,omitempty"`
-	Epsilon    float64 `json:"epsilon"`
-	Delta      float64 `json:"delta"`
-	Order      float64 `json:"order,omitempty"` // 0 for bounds not derived from RDP
-	Lower      bool    `json:"lower_bound"`
-	AtGridEdge bool    `json:"at_grid_edge,omitempty"`
-	Conversion string  `json:"conversion,omitempty"`
-	Note       string  `json:"note,omitempty"`
+	Bound   string  `json:"bound"`
+	Winner  string  `json:"winning_bound,omitempty"`
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+	Order   float64 `json:"order,omitempty"` // 0 for bounds not derived from RDP
+	// Lower is kept for existing readers: true for an RDP lower bound
+	// (Kind "rdp-lower"), which is not a lower bound on epsilon.
+	Lower bool `json:"lower_bound"`
+	// Kind is "upper" (a guarantee), "rdp-lower" (a lower bound on the RDP
+	// curve, converted: neither a guarantee nor a lower bound on epsilon)
+	// or "certified-lower" (the exact epsilon of a concrete mechanism: a
+	// true lower bound on the worst case).
+	Kind       string `json:"kind"`
+	AtGridEdge bool   `json:"at_grid_edge,omitempty"`
+	Conversion string `json:"conversion,omitempty"`
+	Note       string `json:"note,omitempty"`
 }
 
 // The mechanisms and their RDP bounds are package event's (account_rows.go
@@ -133,6 +140,11 @@ Mechanisms:
 ` + accountMechanismHelp() + `
 Bounds for the LDP mechanisms (RDP unless noted):
 ` + ldpBoundHelp() + accountExtraBoundHelp() + `
+Kinds (the "kind" column and JSON field): upper = a guarantee; rdp-lower = a
+lower bound on the RDP curve converted to (epsilon, delta), which bounds what
+the RDP route can certify but NOT the mechanism's epsilon (the conversion only
+over-estimates); certified-lower = the exact epsilon of a concrete mechanism,
+a true lower bound on the worst case.
 With no flags it shows the NeurIPS'21 Fig. 2a setting: n=1e6, k=1000, eps0=2,
 T=1e5, delta=1e-8, every bound side by side.`,
 		Args: cobra.NoArgs,
@@ -152,6 +164,9 @@ T=1e5, delta=1e-8, every bound side by side.`,
 			rows, skipped, err := accountRows(req)
 			if err != nil {
 				return err
+			}
+			for i := range rows {
+				rows[i].Kind = rows[i].kind()
 			}
 			for _, r := range rows {
 				if err := checkRow(r); err != nil {
@@ -239,7 +254,7 @@ func ldpBoundHelp() string {
 			notes = append(notes, "--mechanism "+strings.Join(ms, ", ")+" only")
 		}
 		if b.Lower {
-			notes = append(notes, "a LOWER bound, not a guarantee")
+			notes = append(notes, "RDP lower bound, not on eps")
 		}
 		if b.Name == accounting.BoundBest {
 			notes = append(notes, "default")
@@ -399,10 +414,7 @@ func writeAccountTable(w io.Writer, req accountRequest, rows []accountRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "bound\tepsilon\torder\tkind\tnote")
 	for _, r := range rows {
-		kind := "upper"
-		if r.Lower {
-			kind = "LOWER"
-		}
+		kind := r.kind()
 		order := "-"
 		if r.Order > 0 {
 			order = strconv.FormatFloat(r.Order, 'g', -1, 64)
@@ -417,4 +429,15 @@ func writeAccountTable(w io.Writer, req accountRequest, rows []accountRow) {
 		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%s\t%s\n", r.Bound, r.Epsilon, order, kind, note)
 	}
 	tw.Flush()
+}
+
+// kind returns r.Kind, or its value from Lower for rows built without it.
+func (r accountRow) kind() string {
+	switch {
+	case r.Kind != "":
+		return r.Kind
+	case r.Lower:
+		return accounting.KindRDPLower
+	}
+	return accounting.KindUpper
 }

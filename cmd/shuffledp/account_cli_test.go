@@ -178,7 +178,7 @@ func TestAccountHelpListsBounds(t *testing.T) {
 			if !strings.Contains(e, b.Description) {
 				t.Errorf("entry %q lacks the description %q", e, b.Description)
 			}
-			if lower := strings.Contains(e, "a LOWER bound, not a guarantee"); lower != b.Lower {
+			if lower := strings.Contains(e, "RDP lower bound, not on eps"); lower != b.Lower {
 				t.Errorf("entry %q: says lower bound %v, want %v", e, lower, b.Lower)
 			}
 		}

@@ -146,7 +146,7 @@ func eventRow(req accountRequest, e event.Event, bound string) (accountRow, erro
 	case res.Rounds == 0:
 		row.Note = "no rounds: nothing spent"
 	case res.Lower:
-		row.Note = "lower bound: no guarantee"
+		row.Note = accounting.RDPLowerNote
 	case res.Assumption != "":
 		row.Note = "(assumes " + res.Assumption + ")"
 	}

@@ -30,7 +30,8 @@ func newFigureCmd() *cobra.Command {
 		Short: "Reproduce the NeurIPS'21 accounting figures (eps vs T, eps vs n) and headline ratios",
 		Long: `Reproduce a figure of NeurIPS'21 (Fig. 2a-c) or its supplement (Figs. 4a-c, 5a-c):
 epsilon at delta=1e-8 after T rounds of k-of-n subsampled shuffling, one labelled
-line per bound (neurips21-upper, neurips21-lower, ccs21+wbk19, clones-rdp, fmt20+kov15, and
+line per bound (neurips21-upper, neurips21-lower = a lower bound on the RDP curve,
+which converted is not a lower bound on epsilon, ccs21+wbk19, clones-rdp, fmt20+kov15, and
 best = the smallest valid upper bound), log axes. The image format follows the
 --out extension (.png or .svg); --csv also writes the numbers.
 
