@@ -150,7 +150,7 @@ func BenchmarkRoundRelease(b *testing.B) {
 		}
 		sampled, in, sum := make([]int, k), make([][]byte, k), make([]float64, m.NumParams())
 		for b.Loop() {
-			tr.sim.Round(sampled)
+			tr.simulation().sim.Round(sampled)
 			for slot, c := range sampled {
 				in[slot] = reports[c]
 			}
@@ -169,7 +169,7 @@ func BenchmarkRoundRelease(b *testing.B) {
 		}
 	})
 	b.Run("roles", func(b *testing.B) {
-		svc, err := shuffler.NewService(shuffler.ServiceConfig{Run: tr.RunConfig(), Budget: nopBudget{}, Randomness: tr.sim})
+		svc, err := shuffler.NewService(shuffler.ServiceConfig{Run: tr.RunConfig(), Budget: nopBudget{}, Randomness: tr.simulation().sim})
 		if err != nil {
 			b.Fatal(err)
 		}

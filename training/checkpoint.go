@@ -75,6 +75,14 @@ type serverState struct {
 	Average                         []float64
 }
 
+// transportState is a transport whose state a checkpoint keeps: the
+// simulation's shuffler (its generator and last round id); a networked
+// server's transport keeps the format with the initial generator state.
+type transportState interface {
+	shufflerState() (shufflerState, error)
+	restoreShuffler(shufflerState) error
+}
+
 // shufflerState is the shuffler role's simulation state. SIMULATION ONLY:
 // a deployment's shuffler draws from crypto/rand and has no generator to
 // save.
@@ -86,13 +94,9 @@ type shufflerState struct {
 // WriteCheckpoint writes the trainer's state to w: the magic line, a gob
 // encoding of the state, and its SHA-256.
 func (t *Trainer) WriteCheckpoint(w io.Writer) error {
-	rng, err := t.sim.master.MarshalBinary()
+	shuf, err := t.transport.(transportState).shufflerState()
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
-	}
-	var last int64
-	if t.shuf != nil {
-		last = t.shuf.LastRound()
 	}
 	st := checkpointState{
 		Version: checkpointVersion,
@@ -101,7 +105,7 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 		ClipNorm: t.cfg.ClipNorm, Clip: t.cfg.Clip, ClampLinf: t.cfg.ClampLinf, Eps0: t.cfg.Eps0, Seed: t.cfg.Seed,
 		Project: t.cfg.ProjectRadius, Crypto: t.cfg.CryptoNoise, Gaussian: t.cfg.gaussianParams(),
 		Server:   t.serverState(),
-		Shuffler: shufflerState{RNG: rng, LastRound: last},
+		Shuffler: shuf,
 	}
 	return encodeCheckpoint(w, &st)
 }
@@ -229,14 +233,11 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 	case st.Server.Steps < 0 || st.Shuffler.LastRound < 0:
 		return fmt.Errorf("resume: inconsistent checkpoint (steps %d, last round %d)", st.Server.Steps, st.Shuffler.LastRound)
 	}
-	if err := t.sim.master.UnmarshalBinary(st.Shuffler.RNG); err != nil {
-		return fmt.Errorf("resume: generator state: %w", err)
-	}
 	if err := t.server.Restore(server.State{Steps: st.Server.Steps, Params: st.Server.Params, Velocity: st.Server.Velocity,
 		Moment1: st.Server.Moment1, Moment2: st.Server.Moment2, Average: st.Server.Average}); err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
-	if err := t.newShuffler(st.Shuffler.LastRound); err != nil {
+	if err := t.transport.(transportState).restoreShuffler(st.Shuffler); err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
 	return nil

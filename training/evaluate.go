@@ -37,7 +37,7 @@ func (t *Trainer) Evaluate(ds *data.Dataset) Evaluation {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	classes := t.model.NumClasses()
-	for _, w := range t.workers[:min(len(t.workers), nChunks)] {
+	for _, w := range t.eval[:min(len(t.eval), nChunks)] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -50,7 +50,7 @@ func (t *Trainer) Evaluate(ds *data.Dataset) Evaluation {
 				var l float64
 				var right int64
 				for i := c * evalChunk; i < min(ds.N, (c+1)*evalChunk); i++ {
-					w.eval.Logits(ds.Example(i), logits)
+					w.Logits(ds.Example(i), logits)
 					ce, pred := crossEntropy(logits, ds.Y[i])
 					l += ce
 					if pred == ds.Y[i] {

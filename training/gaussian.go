@@ -189,7 +189,7 @@ func (c *Config) gaussianRun(r protocol.RunConfig) protocol.RunConfig {
 // clientRun is the run configuration the clients compute with: the run's,
 // except under NoiseSum, where the simulation takes the clients' clipped
 // gradients and adds their summed noise itself (noisesum.go).
-func (t *Trainer) clientRun() protocol.RunConfig {
+func (t *simulation) clientRun() protocol.RunConfig {
 	if t.cfg.NoiseSum {
 		r := t.run
 		r.Randomizer, r.Sigma, r.Participation, r.Rate, r.MinBatch, r.ReportBytes, r.Adjacency = RandomizerNone, 0, "", 0, r.PerRound, 0, ""
@@ -232,12 +232,10 @@ func (p gaussianParams) String() string {
 	return fmt.Sprintf("sigma %g, participation %q, rate %g, noise-sum %v, adjacency %s", p.Sigma, p.Participation, p.Rate, p.NoiseSum, a)
 }
 
-// gaussianState is the Trainer's scratch for the Gaussian runs.
-type gaussianState struct {
-	reports, rounds int64 // since the last evaluation: for mean_batch
-	members         []int // the round's participants (dense paths)
-	shardMembers    [][]int
-	noise           *roundNoise // the central server's noise source (server.Config.Noise)
+// batchStats counts the reports and rounds since the last evaluation, for
+// the Gaussian runs' mean_batch.
+type batchStats struct {
+	reports, rounds int64
 }
 
 // roundNoise is the central-gaussian server's noise source in simulation:
@@ -258,13 +256,13 @@ func (t *Trainer) gaussianFields(rec *metrics.Record) {
 			if t.cfg.Randomizer == RandomizerCentralGaussian {
 				rec.Participation = "poisson"
 			}
-			if t.gauss.rounds > 0 {
-				m := float64(t.gauss.reports) / float64(t.gauss.rounds)
+			if t.batches.rounds > 0 {
+				m := float64(t.batches.reports) / float64(t.batches.rounds)
 				rec.MeanBatch = &m
 			}
 		}
 	}
-	t.gauss.reports, t.gauss.rounds = 0, 0
+	t.batches = batchStats{}
 }
 
 // gaussianBound names the bound composed ("best") and the component that

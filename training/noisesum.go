@@ -37,12 +37,12 @@ const maxEmptyRounds = 1000
 // analysis covers: it is part of the shuffled output). A round in which
 // nobody checked in is discarded, not debited, and run again (see
 // Config.validateParticipation).
-func (t *Trainer) checkInRound(ctx context.Context) (server.Step, float64, error) {
+func (t *simulation) checkInRound(ctx context.Context, m protocol.Model) (Release, error) {
 	n, rate := t.cfg.Clients, t.cfg.Rate
 	for empty := 0; ; empty++ {
-		round, err := t.shuf.Open(ctx, t.server.Model())
+		round, err := t.shuf.Open(ctx, m)
 		if err != nil {
-			return server.Step{}, 0, err
+			return Release{}, err
 		}
 		roundKey := t.sim.roundKey
 		nShards := t.nShards
@@ -72,17 +72,17 @@ func (t *Trainer) checkInRound(ctx context.Context) (server.Step, float64, error
 			}
 			return l
 		})
-		st, err := t.release(ctx)
+		b, err := t.release(ctx)
 		if cerr := errors.Join(t.errs...); cerr != nil {
-			return server.Step{}, 0, cerr
+			return Release{}, cerr
 		}
 		if errors.Is(err, shuffler.ErrBatchTooSmall) && empty < maxEmptyRounds {
 			continue // nobody checked in: nothing released, nothing debited
 		}
 		if err != nil {
-			return server.Step{}, 0, err
+			return Release{}, err
 		}
-		return st, loss, nil
+		return Release{Batch: b, Loss: loss}, nil
 	}
 }
 
@@ -117,32 +117,32 @@ func (t *Trainer) checkInRound(ctx context.Context) (server.Step, float64, error
 // sealing, and the per-client cost of drawing d normals (benchmarks must
 // use the per-client path). It is not bit-identical to the per-client path
 // (other noise draws), only equal in distribution.
-func (t *Trainer) noisyRound(ctx context.Context) (server.Step, float64, error) {
+func (t *simulation) noisyRound(ctx context.Context, pm protocol.Model) (Release, error) {
 	if err := t.ledger.CheckNext(t.cfg.RoundEvent()); err != nil {
-		return server.Step{}, 0, err
+		return Release{}, err
 	}
 	if t.extra != nil {
 		if ch, ok := t.extra.(shuffler.Checker); ok {
-			if err := ch.Check(ctx, shuffler.Release{Run: t.run.Run, Round: t.nextRoundID(), Reports: t.cfg.Sample}); err != nil {
-				return server.Step{}, 0, err
+			if err := ch.Check(ctx, shuffler.Release{Run: t.run.Run, Round: t.nextRoundID(pm), Reports: t.cfg.Sample}); err != nil {
+				return Release{}, err
 			}
 		}
 	}
 	for empty := 0; ; empty++ {
 		members, roundKey, err := t.drawMembers()
 		if err != nil {
-			return server.Step{}, 0, err
+			return Release{}, err
 		}
 		m := len(members)
 		if m == 0 && t.cfg.checkIn() {
 			if empty < maxEmptyRounds {
 				continue // nobody checked in: nothing released, nothing debited
 			}
-			return server.Step{}, 0, fmt.Errorf("no client checked in in %d consecutive rounds", empty+1)
+			return Release{}, fmt.Errorf("no client checked in in %d consecutive rounds", empty+1)
 		}
-		loss, err := t.sumClipped(members)
+		loss, err := t.sumClipped(members, pm)
 		if err != nil {
-			return server.Step{}, 0, err
+			return Release{}, err
 		}
 		var src randomizer.Source
 		if t.cfg.CryptoNoise {
@@ -150,7 +150,7 @@ func (t *Trainer) noisyRound(ctx context.Context) (server.Step, float64, error) 
 		} else {
 			src = rand.NewChaCha8(clientKey(t.cfg.Seed, roundKey, noiseSlot)) // SIMULATION ONLY
 		}
-		id := t.nextRoundID()
+		id := t.nextRoundID(pm)
 		// A central round whose Poisson sample came out empty is still a
 		// release (the noise alone) and is debited; a ledger entry counts
 		// at least one report, so it is recorded as 1 (only the event
@@ -160,33 +160,67 @@ func (t *Trainer) noisyRound(ctx context.Context) (server.Step, float64, error) 
 		}
 		std := t.cfg.Clip * t.cfg.Sigma
 		if t.cfg.Randomizer == RandomizerCentralGaussian {
-			t.gauss.noise.src = src
-			digest, err := t.server.PrepareCentralGaussian(t.sum, std)
+			t.noise.src = src
+			digest, err := t.curator.PrepareCentralGaussian(t.sum, std)
 			if err != nil {
-				return server.Step{}, 0, err
+				return Release{}, err
 			}
 			if err := debit(ctx, digest); err != nil {
-				return server.Step{}, 0, err
+				return Release{}, err
 			}
-			st, err := t.server.ApplyCentralGaussian(t.cfg.Rate*float64(t.cfg.Clients), m)
-			return st, loss, err
+			return Release{Loss: loss, dense: &denseRelease{kind: centralSum, divisor: t.cfg.Rate * float64(t.cfg.Clients), reports: m}}, nil
 		}
 		server.AddGaussianNoise(t.sum, std*math.Sqrt(float64(m)), src)
 		if err := debit(ctx, server.SumDigest(t.sum)); err != nil {
-			return server.Step{}, 0, err
+			return Release{}, err
 		}
-		st, err := t.server.ApplyNoisySum(t.sum, m)
-		return st, loss, err
+		return Release{Loss: loss, dense: &denseRelease{kind: noisySum, sum: t.sum, reports: m}}, nil
 	}
 }
 
-// nextRoundID is the id a dense path's next release is debited under: the
-// server's step count + 1 (a seeded replay after a restart recomputes the
+// denseRelease is a dense path's release: a sum for the server to step on
+// where no report exists.
+type denseRelease struct {
+	kind    denseKind
+	sum     []float64 // clearSum, noisySum
+	reports int       // the sum's reports (central: the realized batch size, for the statistics only)
+	divisor float64   // centralSum: the expected batch size q n
+}
+
+// denseKind says how the server steps on a dense release.
+type denseKind int
+
+const (
+	// clearSum: the non-private baseline's sum of clipped gradients
+	// (server.ApplySum).
+	clearSum denseKind = iota
+	// noisySum: the summed-noise simulation's noisy sum of the Gaussian
+	// reports (server.ApplyNoisySum).
+	noisySum
+	// centralSum: the central baseline's sum, to which the server (the
+	// curator) has added the noise already (server.ApplyCentralGaussian).
+	centralSum
+)
+
+// apply has srv step on the release.
+func (d *denseRelease) apply(srv *server.Server) (server.Step, error) {
+	switch d.kind {
+	case clearSum:
+		return srv.ApplySum(d.sum, d.reports)
+	case noisySum:
+		return srv.ApplyNoisySum(d.sum, d.reports)
+	default:
+		return srv.ApplyCentralGaussian(d.divisor, d.reports)
+	}
+}
+
+// nextRoundID is the id a dense path's next release at the published
+// model m is debited under: the server's step count (m's version) + 1 (a seeded replay after a restart recomputes the
 // same release under the same id, which the ledger recognises), or, with
 // CryptoNoise, after the ledger's last round as well (a replay is a fresh
 // release and is charged).
-func (t *Trainer) nextRoundID() int64 {
-	id := t.server.Steps() + 1
+func (t *simulation) nextRoundID(m protocol.Model) int64 {
+	id := m.Version + 1
 	if t.cfg.CryptoNoise {
 		id = max(id, t.ledger.LastRound()+1)
 	}
@@ -195,7 +229,7 @@ func (t *Trainer) nextRoundID() int64 {
 
 // debitDense debits a dense path's release: the extra budget (WithBudget)
 // first, then the ledger; the error of either discards the round.
-func (t *Trainer) debitDense(ctx context.Context, r shuffler.Release) error {
+func (t *simulation) debitDense(ctx context.Context, r shuffler.Release) error {
 	if t.extra != nil {
 		if err := t.extra.Debit(ctx, r); err != nil {
 			return fmt.Errorf("round %d: %w", r.Round, err)
@@ -212,18 +246,18 @@ func (t *Trainer) debitDense(ctx context.Context, r shuffler.Release) error {
 // simulation randomness does), the clients that check in (each with its
 // own stream, as on the per-client path), or Poisson sampling at Rate
 // (central-gaussian: the server's choice, from the run's generator).
-func (t *Trainer) drawMembers() ([]int, uint64, error) {
+func (t *simulation) drawMembers() ([]int, uint64, error) {
 	n := t.cfg.Clients
 	switch {
 	case t.cfg.Randomizer == RandomizerCentralGaussian:
-		members := t.gauss.members[:0]
+		members := t.members[:0]
 		thr := uint64(math.Ldexp(t.cfg.Rate, 64))
 		for i := range n {
 			if u := t.sim.rng.Uint64(); t.cfg.Rate == 1 || u < thr {
 				members = append(members, i)
 			}
 		}
-		t.gauss.members = members
+		t.members = members
 		return members, t.sim.rng.Uint64(), nil
 	case t.cfg.checkIn():
 		if _, err := t.sim.Round(nil); err != nil {
@@ -231,32 +265,32 @@ func (t *Trainer) drawMembers() ([]int, uint64, error) {
 		}
 		roundKey := t.sim.roundKey
 		nShards := t.nShards
-		if len(t.gauss.shardMembers) < nShards {
-			t.gauss.shardMembers = make([][]int, nShards)
+		if len(t.shardMembers) < nShards {
+			t.shardMembers = make([][]int, nShards)
 		}
 		t.parallelShards(nShards, func(w *clientWorker, s int) float64 {
 			lo, hi := shardRange(s, nShards, n)
-			in := t.gauss.shardMembers[s][:0]
+			in := t.shardMembers[s][:0]
 			for c := lo; c < hi; c++ {
 				w.noise.reset(t.cfg.Seed, roundKey, uint64(c))
 				if ok, _ := client.CheckIn(t.cfg.Rate, &w.noise); ok {
 					in = append(in, c)
 				}
 			}
-			t.gauss.shardMembers[s] = in
+			t.shardMembers[s] = in
 			return 0
 		})
-		members := t.gauss.members[:0]
-		for _, in := range t.gauss.shardMembers[:nShards] {
+		members := t.members[:0]
+		for _, in := range t.shardMembers[:nShards] {
 			members = append(members, in...)
 		}
-		t.gauss.members = members
+		t.members = members
 		return members, roundKey, nil
 	default:
-		if cap(t.gauss.members) < t.cfg.Sample {
-			t.gauss.members = make([]int, t.cfg.Sample)
+		if cap(t.members) < t.cfg.Sample {
+			t.members = make([]int, t.cfg.Sample)
 		}
-		members := t.gauss.members[:t.cfg.Sample]
+		members := t.members[:t.cfg.Sample]
 		if _, err := t.sim.Round(members); err != nil {
 			return nil, 0, err
 		}
@@ -267,14 +301,14 @@ func (t *Trainer) drawMembers() ([]int, uint64, error) {
 // sumClipped writes the sum of the members' clipped gradients into t.sum,
 // over fixed shards of the member list added in shard order (bitwise the
 // same for any number of workers), and returns the sum of their losses.
-func (t *Trainer) sumClipped(members []int) (float64, error) {
+func (t *simulation) sumClipped(members []int, pm protocol.Model) (float64, error) {
 	clear(t.sum)
 	m := len(members)
 	if m == 0 {
 		return 0, nil
 	}
 	nShards := min(t.nShards, m)
-	round := protocol.Round{ID: t.server.Steps() + 1, Model: t.server.Model()}
+	round := protocol.Round{ID: pm.Version + 1, Model: pm}
 	loss := t.parallelShards(nShards, func(w *clientWorker, s int) float64 {
 		lo, hi := shardRange(s, nShards, m)
 		sum := t.shards[s]

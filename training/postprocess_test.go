@@ -230,13 +230,13 @@ func TestCheckpointOptimizerMismatch(t *testing.T) {
 	// A version-2 checkpoint of a plain SGD run after 5 rounds.
 	const n, m = 12, 5
 	first := runRounds(t, cfg, m)
-	rng, err := first.sim.master.MarshalBinary()
+	rng, err := first.simulation().sim.master.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
 	old := checkpointStateV2{Version: 2, Model: first.model.Name(), NumParams: first.model.NumParams(),
 		Clients: cfg.Clients, Sample: cfg.Sample, Randomizer: cfg.Randomizer, ClipNorm: NormLInf, Clip: cfg.Clip,
-		Eps0: cfg.Eps0, Seed: cfg.Seed, Shuffler: shufflerState{RNG: rng, LastRound: first.shuf.LastRound()}}
+		Eps0: cfg.Eps0, Seed: cfg.Seed, Shuffler: shufflerState{RNG: rng, LastRound: first.simulation().shuf.LastRound()}}
 	old.Server.Steps, old.Server.Params = int64(first.Round()), first.Model().Params()
 	var v2 bytes.Buffer
 	if err := encodeCheckpoint(&v2, &old); err != nil {

@@ -108,12 +108,12 @@ func TestTargetEpsilonStopsBeforeSampling(t *testing.T) {
 	}
 	cfg.TargetEpsilon = g.Epsilon // exactly 3 rounds fit
 	tr := runRounds(t, cfg, 3)
-	state, _ := tr.sim.master.MarshalBinary()
+	state, _ := tr.simulation().sim.master.MarshalBinary()
 	if _, err := tr.Step(); !errors.Is(err, ErrBudgetExhausted) {
 		t.Fatalf("fourth round: %v, want ErrBudgetExhausted", err)
 	}
-	after, _ := tr.sim.master.MarshalBinary()
-	if !bytes.Equal(state, after) || tr.Round() != 3 || tr.shuf.LastRound() != 3 {
+	after, _ := tr.simulation().sim.master.MarshalBinary()
+	if !bytes.Equal(state, after) || tr.Round() != 3 || tr.simulation().shuf.LastRound() != 3 {
 		t.Fatal("a refused round drew from the generator or used a round id")
 	}
 	reason, err := tr.Run(context.Background(), Hooks{})
@@ -132,7 +132,7 @@ func TestCheckpointVersion1(t *testing.T) {
 		}
 		t.Run(cfg.Randomizer, func(t *testing.T) {
 			first := runRounds(t, cfg, m)
-			rng, err := first.sim.master.MarshalBinary()
+			rng, err := first.simulation().sim.master.MarshalBinary()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,8 +157,8 @@ func TestCheckpointVersion1(t *testing.T) {
 			if !bitwiseEqual(runRounds(t, cfg, n).Model().Params(), resumed.Model().Params()) {
 				t.Fatal("resumed from version 1 differs from the straight run")
 			}
-			if resumed.shuf != nil && resumed.shuf.LastRound() != n {
-				t.Fatalf("last round id %d after resuming, want %d", resumed.shuf.LastRound(), n)
+			if resumed.simulation().shuf != nil && resumed.simulation().shuf.LastRound() != n {
+				t.Fatalf("last round id %d after resuming, want %d", resumed.simulation().shuf.LastRound(), n)
 			}
 		})
 	}

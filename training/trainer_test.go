@@ -91,3 +91,6 @@ func TestNonPrivateLossDecreases(t *testing.T) {
 		t.Errorf("training loss did not decrease: %v then %v", *recs[1].TrainLoss, *recs[3].TrainLoss)
 	}
 }
+
+// simulation returns the trainer's in-process transport (tests only).
+func (t *Trainer) simulation() *simulation { return t.transport.(*simulation) }
