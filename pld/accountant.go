@@ -1,0 +1,347 @@
+package pld
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Options tune the discretisation. The zero value chooses automatically.
+type Options struct {
+	// Grid is the grid width h of the privacy loss; 0 chooses one from
+	// the events (AutoGrid).
+	Grid float64
+	// Tail is the truncation threshold after each convolution (0:
+	// DefaultTail). On the pessimistic side truncated mass is never
+	// dropped (it goes to +inf, or up to the lowest loss kept).
+	Tail float64
+}
+
+// Accountant composes heterogeneous events by PLD: each event is a
+// mechanism applied Steps times. Add events, then call Compose (or
+// Epsilon/Delta). The two orders of a neighbouring pair are composed
+// separately ("remove": (P, Q), "add": (Q, P) for an add-remove
+// mechanism); symmetric pairs (replace-one, the clone pair) enter both
+// the same way. The reported epsilon is the larger of the two.
+type Accountant struct {
+	Options
+	events []mech
+}
+
+// mech is one event: a mechanism with its number of steps.
+type mech interface {
+	// stats returns the mean and the variance of the per-step privacy
+	// loss (under P, the larger of the two directions) and the loss
+	// range one step needs; used to choose the grid.
+	stats() (mean, variance, span float64)
+	// round returns the per-step brackets of the two directions on grid h.
+	round(h float64) (remove, add Bracket, err error)
+	count() int
+	name() string
+}
+
+// AddClone adds steps rounds of the subsampled shuffle (k of n clients
+// sampled without replacement, each applying the same eps0-LDP
+// randomizer, reports shuffled; k = n is the plain shuffle), accounted
+// through the symmetric clone pair (replace-one neighbours).
+func (a *Accountant) AddClone(n, k int64, eps0 float64, steps int) error {
+	if err := checkClone(n, k, eps0); err != nil {
+		return err
+	}
+	if err := checkSteps(steps); err != nil {
+		return err
+	}
+	a.events = append(a.events, newCloneMech(n, k, eps0, steps))
+	return nil
+}
+
+// AddPMFs adds steps applications of a mechanism whose pair over a finite
+// outcome set is (p, q). symmetric = false: add-remove style, (p, q) in
+// one order and (q, p) in the other; symmetric = true: the symmetric pair
+// of Symmetric in both.
+func (a *Accountant) AddPMFs(p, q []float64, steps int, symmetric bool) error {
+	if err := checkPMFs(p, q); err != nil {
+		return err
+	}
+	if err := checkSteps(steps); err != nil {
+		return err
+	}
+	a.events = append(a.events, &pmfMech{p: append([]float64(nil), p...), q: append([]float64(nil), q...), steps: steps, symmetric: symmetric})
+	return nil
+}
+
+func checkSteps(steps int) error {
+	if steps < 1 {
+		return fmt.Errorf("pld: steps = %d, want >= 1", steps)
+	}
+	return nil
+}
+
+// Composed is the result of an accountant: the composed brackets of the
+// two orders of a neighbouring pair.
+type Composed struct {
+	Remove, Add Bracket
+	// Grid is the grid width used.
+	Grid float64
+}
+
+// Epsilon returns the interval of epsilons at delta: each end is the
+// larger over the two orders.
+func (c Composed) Epsilon(delta float64) (Interval, error) {
+	r, err := c.Remove.Epsilon(delta)
+	if err != nil {
+		return Interval{}, err
+	}
+	if c.Add.Pess == nil {
+		return r, nil
+	}
+	s, err := c.Add.Epsilon(delta)
+	if err != nil {
+		return Interval{}, err
+	}
+	return Interval{Lower: math.Max(r.Lower, s.Lower), Upper: math.Max(r.Upper, s.Upper)}, nil
+}
+
+// Delta returns the interval of deltas at eps, the larger over the two
+// orders.
+func (c Composed) Delta(eps float64) (Interval, error) {
+	r, err := c.Remove.Delta(eps)
+	if err != nil {
+		return Interval{}, err
+	}
+	if c.Add.Pess == nil {
+		return r, nil
+	}
+	s, err := c.Add.Delta(eps)
+	if err != nil {
+		return Interval{}, err
+	}
+	return Interval{Lower: math.Max(r.Lower, s.Lower), Upper: math.Max(r.Upper, s.Upper)}, nil
+}
+
+// Epsilon composes the events and returns the epsilon interval at delta.
+func (a *Accountant) Epsilon(delta float64) (Interval, error) {
+	c, err := a.Compose()
+	if err != nil {
+		return Interval{}, err
+	}
+	return c.Epsilon(delta)
+}
+
+// AutoGrid returns the grid width chosen for the events: fine enough that
+// the composed loss spans about gridPointsPerSD points per standard
+// deviation, and at most gridPerStepSD of each event's per-step standard
+// deviation (connect-the-dots adds at most h^2/4 of variance per step,
+// and the optimistic garbling removes about as much, so this keeps both
+// within 0.1% of the variance), but coarse enough that no single step
+// needs more than maxStepPoints points.
+func (a *Accountant) AutoGrid() (float64, error) {
+	if len(a.events) == 0 {
+		return 0, errors.New("pld: no events")
+	}
+	total := 0.0
+	h := math.Inf(1)
+	span := 0.0
+	for _, e := range a.events {
+		_, v, s := e.stats()
+		total += float64(e.count()) * v
+		if v > 0 {
+			h = math.Min(h, gridPerStepSD*math.Sqrt(v))
+		}
+		span = math.Max(span, s)
+	}
+	if total > 0 {
+		h = math.Min(h, math.Sqrt(total)/gridPointsPerSD)
+	}
+	if span > 0 {
+		h = math.Max(h, 2*span/maxStepPoints)
+	}
+	if math.IsInf(h, 1) || !(h > 0) {
+		h = 1e-3 // every event is the identity
+	}
+	return h, nil
+}
+
+const (
+	gridPointsPerSD = 3000
+	gridPerStepSD   = 0.05
+	maxStepPoints   = 1 << 22
+)
+
+// Compose builds every event's per-step PLDs on a common grid, composes
+// them, and returns the result.
+func (a *Accountant) Compose() (Composed, error) {
+	h := a.Grid
+	if h == 0 {
+		var err error
+		if h, err = a.AutoGrid(); err != nil {
+			return Composed{}, err
+		}
+	}
+	if !(h > 0) || math.IsInf(h, 0) {
+		return Composed{}, fmt.Errorf("pld: grid = %v, want a finite grid > 0", h)
+	}
+	tail := a.Tail
+	if tail == 0 {
+		tail = DefaultTail
+	}
+	if !(tail >= 0 && tail < 1e-6) {
+		return Composed{}, fmt.Errorf("pld: tail = %v, want 0 <= tail < 1e-6", tail)
+	}
+	var rem, add *Bracket
+	for _, e := range a.events {
+		r, ad, err := e.round(h)
+		if err != nil {
+			return Composed{}, fmt.Errorf("%s: %w", e.name(), err)
+		}
+		r, err = r.selfCompose(e.count(), tail)
+		if err != nil {
+			return Composed{}, err
+		}
+		ad, err = ad.selfCompose(e.count(), tail)
+		if err != nil {
+			return Composed{}, err
+		}
+		if rem == nil {
+			rem, add = &r, &ad
+			continue
+		}
+		if *rem, err = rem.compose(r, tail); err != nil {
+			return Composed{}, err
+		}
+		if *add, err = add.compose(ad, tail); err != nil {
+			return Composed{}, err
+		}
+	}
+	return Composed{Remove: *rem, Add: *add, Grid: h}, nil
+}
+
+func (b Bracket) selfCompose(steps int, tail float64) (Bracket, error) {
+	p, err := b.Pess.selfCompose(steps, tail)
+	if err != nil {
+		return Bracket{}, err
+	}
+	o, err := b.Opt.selfCompose(steps, tail)
+	if err != nil {
+		return Bracket{}, err
+	}
+	return Bracket{Pess: p, Opt: o}, nil
+}
+
+func (b Bracket) compose(c Bracket, tail float64) (Bracket, error) {
+	p, err := b.Pess.compose(c.Pess, tail)
+	if err != nil {
+		return Bracket{}, err
+	}
+	o, err := b.Opt.compose(c.Opt, tail)
+	if err != nil {
+		return Bracket{}, err
+	}
+	return Bracket{Pess: p, Opt: o}, nil
+}
+
+// CloneShuffle returns the composed PLD of steps rounds of the subsampled
+// shuffle (k of n, eps0-LDP randomizer; k = n the plain shuffle) by the
+// symmetric clone pair. Its Epsilon(delta).Upper is a certified upper
+// bound for every eps0-LDP randomizer (replace-one neighbours).
+func CloneShuffle(n, k int64, eps0 float64, steps int, opt Options) (Composed, error) {
+	a := Accountant{Options: opt}
+	if err := a.AddClone(n, k, eps0, steps); err != nil {
+		return Composed{}, err
+	}
+	return a.Compose()
+}
+
+// cloneMech is the subsampled shuffle by the symmetric clone pair.
+type cloneMech struct {
+	n, k    int64
+	eps0    float64
+	steps   int
+	hi, lo  []cloneAtom
+	lossMax float64
+}
+
+func newCloneMech(n, k int64, eps0 float64, steps int) *cloneMech {
+	m := &cloneMech{n: n, k: k, eps0: eps0, steps: steps}
+	if eps0 > 0 {
+		m.hi, m.lo, m.lossMax = clonePositive(n, k, eps0, defaultCloneCut)
+	}
+	return m
+}
+
+func (m *cloneMech) count() int { return m.steps }
+func (m *cloneMech) name() string {
+	return fmt.Sprintf("clone pair n=%d k=%d eps0=%g", m.n, m.k, m.eps0)
+}
+
+func (m *cloneMech) stats() (mean, variance, span float64) {
+	// The symmetric pair: P-mass q e^l at l and q at -l.
+	var s1, s2 float64
+	for _, a := range m.hi {
+		q := math.Exp(a.logQ)
+		L := math.Exp(a.l)
+		s1 += q * (L - 1) * a.l
+		s2 += q * (L + 1) * a.l * a.l
+	}
+	return s1, math.Max(0, s2-s1*s1), m.lossMax
+}
+
+func (m *cloneMech) round(h float64) (Bracket, Bracket, error) {
+	if m.eps0 == 0 {
+		z := zeroBracket(h)
+		return z, z, nil
+	}
+	top := int(math.Ceil(m.lossMax/h)) + 1
+	bp, err := newBuilder(Pessimistic, h, -top, top)
+	if err != nil {
+		return Bracket{}, Bracket{}, err
+	}
+	bo, _ := newBuilder(Optimistic, h, -top, top)
+	symmetricFromPositive(bp, append([]cloneAtom(nil), m.hi...), 0)
+	symmetricFromPositive(bo, append([]cloneAtom(nil), m.lo...), 0)
+	b := Bracket{Pess: bp.finish().truncate(DefaultTail), Opt: bo.finish().truncate(DefaultTail)}
+	return b, b, nil
+}
+
+// pmfMech is a pair over a finite outcome set.
+type pmfMech struct {
+	p, q      []float64
+	steps     int
+	symmetric bool
+}
+
+func (m *pmfMech) count() int { return m.steps }
+func (m *pmfMech) name() string {
+	return fmt.Sprintf("pmf pair (%d outcomes)", len(m.p))
+}
+
+func (m *pmfMech) stats() (mean, variance, span float64) {
+	one := func(p, q []float64) (float64, float64, float64) {
+		var s1, s2, mx float64
+		for i := range p {
+			if p[i] > 0 && q[i] > 0 {
+				l := math.Log(p[i] / q[i])
+				s1 += p[i] * l
+				s2 += p[i] * l * l
+				mx = math.Max(mx, math.Abs(l))
+			}
+		}
+		return s1, math.Max(0, s2-s1*s1), mx
+	}
+	m1, v1, s1 := one(m.p, m.q)
+	m2, v2, s2 := one(m.q, m.p)
+	return math.Max(m1, m2), math.Max(v1, v2), math.Max(s1, s2)
+}
+
+func (m *pmfMech) round(h float64) (Bracket, Bracket, error) {
+	if m.symmetric {
+		b, err := Symmetric(m.p, m.q, h)
+		return b, b, err
+	}
+	r, err := FromPMFs(m.p, m.q, h)
+	if err != nil {
+		return Bracket{}, Bracket{}, err
+	}
+	a, err := FromPMFs(m.q, m.p, h)
+	return r, a, err
+}
