@@ -120,12 +120,41 @@ func (c Composed) Delta(eps float64) (Interval, error) {
 }
 
 // Epsilon composes the events and returns the epsilon interval at delta.
+// Unless Options.Tail is set it truncates at TailFor(delta, steps), so
+// that truncation adds at most 1e-6 delta on the pessimistic side.
 func (a *Accountant) Epsilon(delta float64) (Interval, error) {
-	c, err := a.Compose()
+	if !(delta > 0 && delta < 1) {
+		return Interval{}, fmt.Errorf("pld: delta = %v, want 0 < delta < 1", delta)
+	}
+	b := *a
+	if b.Tail == 0 {
+		b.Tail = TailFor(delta, a.steps())
+	}
+	c, err := b.Compose()
 	if err != nil {
 		return Interval{}, err
 	}
 	return c.Epsilon(delta)
+}
+
+// steps returns the total number of steps of the events.
+func (a *Accountant) steps() int {
+	t := 0
+	for _, e := range a.events {
+		t += e.count()
+	}
+	return t
+}
+
+// TailFor returns a truncation threshold for a query at delta after
+// steps compositions: each truncation moves at most this much mass to
+// +inf, and by repeated squaring the final mass at +inf from truncation is
+// at most 4 * steps * tail (each truncated PLD enters the result at most
+// 2 * steps times, and each event adds its own), so 4 steps tail <=
+// 1e-6 delta. Never above 1e-12 nor below DefaultTail.
+func TailFor(delta float64, steps int) float64 {
+	t := 1e-6 * delta / (4 * float64(max(steps, 1)+1))
+	return math.Max(DefaultTail, math.Min(t, 1e-12))
 }
 
 // AutoGrid returns the grid width chosen for the events: fine enough that
@@ -163,7 +192,7 @@ func (a *Accountant) AutoGrid() (float64, error) {
 }
 
 const (
-	gridPointsPerSD = 3000
+	gridPointsPerSD = 400
 	gridPerStepSD   = 0.05
 	maxStepPoints   = 1 << 22
 )

@@ -85,7 +85,10 @@ func clonePositive(n, k int64, eps0, cut float64) (hi, lo []cloneAtom, lossMaxHi
 	tailHi.Add(tailW + log1mAlpha)
 
 	count := int(cHi-cLo) + 1
-	blocks := min(count, maxCloneBlocks)
+	// Blocks of about blockRel of the mode's count each (the loss scale
+	// varies as 1/sqrt(c), so the two charges differ by about blockRel/2
+	// relative), and at most maxCloneBlocks.
+	blocks := min(count, max(minCloneBlocks, int(float64(count)/math.Max(1, blockRel*mode))), maxCloneBlocks)
 	// Block weights (sum of w over the block), with their relative error.
 	for i := 0; i < blocks; i++ {
 		s, e := cLo+float64(i*count/blocks), cLo+float64((i+1)*count/blocks)-1
@@ -147,9 +150,13 @@ func clonePositive(n, k int64, eps0, cut float64) (hi, lo []cloneAtom, lossMaxHi
 	return hi, lo, lossMaxHi
 }
 
-// maxCloneBlocks bounds the number of clone-count blocks (each is
-// enumerated twice, at its smallest and at its largest count).
-const maxCloneBlocks = 256
+// Clone-count blocks (each enumerated twice, at its smallest and at its
+// largest count).
+const (
+	minCloneBlocks = 256
+	maxCloneBlocks = 4096
+	blockRel       = 1e-4
+)
 
 // defaultCloneCut is the cut depth in nats (e^-80 ~ 1.8e-35).
 const defaultCloneCut = 80

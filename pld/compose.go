@@ -50,7 +50,12 @@ func (p *PLD) compose(q *PLD, tail float64) (*PLD, error) {
 	// the other factor's total mass.
 	r.relErr = 1.01 * (p.relErr + q.relErr + convRel)
 	r.absErr = p.absErr*mq*(1+q.relErr) + q.absErr*mp*(1+p.relErr) + p.absErr*q.absErr + convAbs
-	return r.truncate(tail), nil
+	// FFT round-off leaves noise of total size at most convAbs in the far
+	// tails, where the true masses are below it: truncating up to that
+	// much more mass costs no more than the error bound already charged
+	// (the truncated computed mass still goes to +inf on the pessimistic
+	// side, so nothing is lost).
+	return r.truncate(tail + convAbs), nil
 }
 
 func sum(x []float64) float64 {

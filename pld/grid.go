@@ -173,29 +173,40 @@ func (b *builder) finish() *PLD {
 	}
 	cellSlack := b.sumSlack()
 	out := b.on
+	eh := math.Exp(b.h)
+	// carP, carD: P-mass and deficit (relative to the current grid point
+	// j) of the merged mass carried up from the cells below; its loss is
+	// l_j - log(1 + carD/carP).
 	carP, carD := 0.0, 0.0
 	for j := 0; j < n-1; j++ {
 		P, E, D := b.cp[j], b.ce[j]*(1-cellSlack), b.cd[j]*(1+cellSlack)
-		if carD > 0 {
-			if E >= carD {
-				a := carD / E * (1 + 4*ulp)
-				if a > 1 {
-					a = 1
-				}
-				out[j] += carP + a*P
-				carP, carD = (1-a)*P, (1-a)*D
-			} else {
-				beta := E / carD * (1 - 4*ulp)
-				out[j] += beta*carP + P
-				out[j-1] += (1 - beta) * carP // rounded down to its cell's lower point
-				carP, carD = 0, 0
-			}
-		} else {
+		switch {
+		case carP == 0:
 			carP, carD = P, D
+		case E >= carD:
+			// Merge the carried mass with the fraction a of cell j whose
+			// excess balances its deficit: the merged loss is >= l_j.
+			a := math.Min(1, carD/E*(1+4*ulp))
+			out[j] += carP + a*P
+			carP, carD = (1-a)*P, (1-a)*D
+		default:
+			// All of cell j's excess balances the fraction beta of the
+			// carried mass; the rest of it is carried on to l_{j+1},
+			// merged with nothing (its deficit grows accordingly).
+			beta := E / carD * (1 - 4*ulp)
+			out[j] += beta*carP + P
+			restP, restD := (1-beta)*carP, (1-beta)*carD
+			carP, carD = restP, (eh*restD+(eh-1)*restP)*(1+4*ulp)
 		}
 	}
 	if carP > 0 {
-		out[n-2] += carP // rounded down
+		// Carried past the top: round it down to the grid point at or
+		// below its loss l_top - log(1 + carD/carP).
+		l := -math.Log1p(carD/carP) * (1 + 4*ulp)
+		k := n - 1 + int(math.Floor(l/b.h))
+		if k >= 0 {
+			out[k] += carP
+		}
 	}
 	p.mass = out
 	// Float error of the sums and the fractions, relative.
