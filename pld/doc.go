@@ -37,10 +37,22 @@
 //     is chosen for all of them (AutoGrid) unless Options.Grid is set.
 //     The two orders of a neighbouring pair are composed separately and
 //     the larger epsilon is reported.
-//   - CloneShuffle(n, k, eps0, steps, opt): one event's Composed.
+//     AddGaussian (sensitivity 1, noise sigma; symmetric) and
+//     AddSampledGaussian (Poisson rate q, add-remove: the remove order
+//     (1-q) N(0, s^2) + q N(1, s^2) vs N(0, s^2), the add order the
+//     reverse).
+//   - CloneShuffle(n, k, eps0, steps, opt), Gaussian(sigma, steps, opt),
+//     SampledGaussian(sigma, rate, steps, opt): one event's Composed.
 //   - FromPMFs(p, q, h), Symmetric(p, q, h): one step's Bracket;
 //     Bracket.Compose, Bracket.SelfCompose, Bracket.Epsilon, Bracket.Delta.
 //   - PLD: one side; Compose, SelfCompose, Delta, Epsilon.
+//
+// The shuffle Gaussian mechanisms and the check-in variant have no PLD
+// route here: no dominating pair of distributions is known for them (their
+// bounds in this project are RDP curves), and a PLD needs one.
+//
+// Errors name the parameter at fault (n, k, eps0, sigma, rate, steps,
+// delta, grid).
 //
 // The clone pair: the project's clone-pair proof (docs/proofs/clones-rdp.md)
 // bounds H_a(X||Y) and H_a(Y||X) by H_a(P_g||Q_c) at a >= 1 only; at
