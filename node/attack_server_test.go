@@ -37,7 +37,7 @@ func TestImpostorKeyAtTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, srvAddr, shAddr, pkiDir, done := startNodesWith(t, store, nodeOptions{
-		server: func(c *ServerConfig) { srvDir, c.Metrics = c.Session.Dir, metrics },
+		server: func(c *ServerConfig) { srvDir, c.Metrics = c.Dir, metrics },
 	})
 	ctx := context.Background()
 	tc, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")

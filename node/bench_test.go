@@ -121,20 +121,18 @@ func BenchmarkNetworkRoundFig3(b *testing.B) {
 	stls, _ := pki.ServerTLS(pkiDir, pki.RoleServer)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := NewServer(ctx, ServerConfig{Train: cfg, Session: training.SessionConfig{Dir: filepath.Join(dir, "server")},
-		Dataset: Dataset{Name: "synthetic", Seed: 1}, TLS: stls})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
 	m, err := model.New("cnn-tanh", 784, 10)
 	if err != nil {
 		b.Fatal(err)
 	}
 	m.Init(model.NewInitRNG(1))
-	if _, err := srv.Attach(m, data.Synthetic(20, 2)); err != nil {
+	loop, err := newServerLoop(ctx, cfg, ServerConfig{Dir: filepath.Join(dir, "server"), Dataset: Dataset{Name: "synthetic", Seed: 1}, TLS: stls},
+		m, data.Synthetic(20, 2))
+	if err != nil {
 		b.Fatal(err)
 	}
+	defer loop.Close()
+	srv := loop.srv
 	slis, _ := net.Listen("tcp", "127.0.0.1:0")
 	go srv.Serve(slis)
 	st, err := ledger.OpenSQLite(ctx, filepath.Join(dir, ledger.FileName), ledger.SQLiteOptions{})
@@ -165,7 +163,7 @@ func BenchmarkNetworkRoundFig3(b *testing.B) {
 	var c0 time.Time
 	var cpu0 time.Duration
 	done := 0
-	_, err = srv.Train(ctx, training.Hooks{OnRound: func(training.RoundStats) error {
+	_, err = loop.train(ctx, training.Hooks{OnRound: func(training.RoundStats) error {
 		done++
 		if done == 1 {
 			b.ResetTimer()

@@ -1,11 +1,13 @@
-// Package node runs the three roles of the shuffle model as network nodes:
-// a Server, a Shuffler and a ClientPool, talking gRPC (package
+// Package node is the network transport of the shuffle model's three
+// roles: a Server, a Shuffler and a ClientPool, talking gRPC (package
 // proto/shuffledp/v1) over TLS (package pki). The round itself is not
-// reimplemented here: the server node is a training.Trainer whose transport
-// (training.WithRemote) is this package, the shuffler node drives a
-// shuffler.Service with a shuffler.LedgerBudget, and the client pool
-// computes reports with client.Client — the same code the in-process
-// simulation (package training) wires in memory.
+// reimplemented here: the Server is the transport of the server process's
+// training loop (package training's Trainer, built WithRemote over it: the
+// loop asks Server.Next for each round's batch, which the shuffler delivers
+// with SubmitBatch), the shuffler node drives a shuffler.Service with a
+// shuffler.LedgerBudget, and the client pool computes reports with
+// client.Client — the same code the in-process simulation (package
+// training) wires in memory. This package does not import training.
 //
 // Who dials whom (as in Flower's fleet API, nodes dial out):
 //

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
 	"github.com/shuffledp/shuffledp/protocol"
@@ -114,9 +115,10 @@ func TestGaussianOverTheNetwork(t *testing.T) {
 // clients would send raw gradients to the untrusted server), by name.
 func TestCentralGaussianRefused(t *testing.T) {
 	lr, _ := training.ParseLRSchedule("0.3")
-	_, err := NewServer(context.Background(), ServerConfig{Train: training.Config{Clients: 20, Sample: 5,
+	m, _ := model.New("logreg", 784, 10)
+	_, err := newServerLoop(context.Background(), training.Config{Clients: 20, Sample: 5,
 		Randomizer: training.RandomizerCentralGaussian, Sigma: 1, Clip: 1, Delta: 1e-5, Epochs: 1, LR: lr},
-		Dataset: Dataset{Name: "synthetic"}, TLS: tlsStub()})
+		ServerConfig{Dir: t.TempDir(), Dataset: Dataset{Name: "synthetic"}, TLS: tlsStub()}, m, nil)
 	if err == nil || !strings.Contains(err.Error(), "central-gaussian") || !strings.Contains(err.Error(), "raw gradient") {
 		t.Fatalf("NewServer(central-gaussian): %v", err)
 	}

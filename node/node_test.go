@@ -109,30 +109,27 @@ func startNodesWith(t *testing.T, store ledger.Backend, o nodeOptions) (*Shuffle
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	scfg := ServerConfig{Train: cfg, Session: training.SessionConfig{Dir: filepath.Join(dir, "server")},
-		Dataset: Dataset{Name: "synthetic", Seed: 1}, TLS: stls}
+	scfg := ServerConfig{Dir: filepath.Join(dir, "server"), Dataset: Dataset{Name: "synthetic", Seed: 1}, TLS: stls}
 	if o.server != nil {
 		o.server(&scfg)
 	}
-	srv, err := NewServer(ctx, scfg)
+	m, err := model.New("logreg", 784, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
+	loop, err := newServerLoop(ctx, cfg, scfg, m, data.Synthetic(50, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := loop.srv
 	trained, training0 := make(chan struct{}), false
 	t.Cleanup(func() { // stop training before the session closes
 		cancel()
 		if training0 {
 			<-trained
 		}
-		srv.Close()
+		loop.Close()
 	})
-	m, err := model.New("logreg", 784, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.Attach(m, data.Synthetic(50, 2)); err != nil {
-		t.Fatal(err)
-	}
 	slis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +139,7 @@ func startNodesWith(t *testing.T, store ledger.Backend, o nodeOptions) (*Shuffle
 	training0 = true
 	go func() {
 		defer close(trained)
-		_, err := srv.Train(ctx, training.Hooks{})
+		_, err := loop.train(ctx, training.Hooks{})
 		done <- err
 	}()
 

@@ -18,14 +18,11 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/shuffledp/shuffledp/data"
-	"github.com/shuffledp/shuffledp/metrics"
-	"github.com/shuffledp/shuffledp/model"
+	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
 	"github.com/shuffledp/shuffledp/protocol"
 	"github.com/shuffledp/shuffledp/telemetry"
-	"github.com/shuffledp/shuffledp/training"
 )
 
 // KeyFile is the server's HPKE key pair inside its state directory
@@ -46,17 +43,27 @@ type Dataset struct {
 	Seed uint64
 }
 
+// Validate refuses a data set the clients cannot load.
+func (d Dataset) Validate() error {
+	if d.Name != "mnist" && d.Name != "synthetic" {
+		return fmt.Errorf("dataset must be mnist or synthetic, got %q", d.Name)
+	}
+	return nil
+}
+
 // ServerConfig configures a Server.
 type ServerConfig struct {
-	// Train is the run's configuration (the train flags).
-	Train training.Config
-	// Session is the server's state directory: lock, manifest, checkpoint,
-	// metrics, receipts, the server's record of released batches, and its
-	// HPKE key (KeyFile).
-	Session training.SessionConfig
+	// Dir is the server's state directory, opened and locked by the
+	// caller (the training session whose loop the node serves); the
+	// node keeps its HPKE key pair there (KeyFile).
+	Dir string
 	// Dataset is published for the clients (the server holds only the
 	// test set).
 	Dataset Dataset
+	// Delta and TargetEpsilon are the server's accounting parameters,
+	// published in the RunSpec (the shuffler refuses another delta and
+	// honours a lower target).
+	Delta, TargetEpsilon float64
 	// TLS is the listener's configuration (pki.ServerTLS with the server's
 	// certificate).
 	TLS *tls.Config
@@ -64,82 +71,62 @@ type ServerConfig struct {
 	Metrics *telemetry.ServerMetrics
 }
 
-// errStopped is returned to the trainer when the node is stopped in the
-// middle of waiting for a batch.
-var errStopped = errors.New("server node stopped")
+// ErrStopped is returned by Next when the node is stopped (Interrupt, Close)
+// while the loop waits for a batch: the run was interrupted, not finished.
+var ErrStopped = errors.New("server node stopped")
 
-// Server is the server role as a network node: a training.Trainer whose
-// rounds come from the shuffler over gRPC (it implements
-// training.BatchSource), the HPKE key pair it opens reports with, and the
-// gRPC service the shuffler and clients call.
+// Server is the server role's network transport: the gRPC service the
+// shuffler and the clients call, and the HPKE key pair reports are sealed
+// to. It does not train: the server process runs the training loop
+// (package training, a Trainer built WithRemote over this Server) and the
+// loop asks Next for every round's batch.
+//
+// Next and SubmitBatch meet in one handoff, the only place where the two
+// directions of the wire cross: the shuffler dials the server (nodes dial
+// out), so a released batch arrives as a call to SubmitBatch, while the
+// loop is waiting in Next. Next publishes the model (GetModel's long poll
+// returns it to the shuffler) and waits; SubmitBatch checks the batch and
+// hands it over an unbuffered channel, returning to the shuffler once the
+// loop has taken it. Nothing flows back from the loop to the handler.
 type Server struct {
 	pb.UnimplementedServerServer
-	cfg     ServerConfig
-	session *training.Session
-	key     protocol.ReceiverKey
-	opener  *protocol.HPKEOpener
-	tr      *training.Trainer
-	spec    *pb.RunSpec
-	run     protocol.RunConfig
-	grpc    *grpc.Server
+	cfg    ServerConfig
+	key    protocol.ReceiverKey
+	opener *protocol.HPKEOpener
+	spec   *pb.RunSpec
+	run    protocol.RunConfig
+	grpc   *grpc.Server
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced when model or finished changes
 	model    *pb.Model
 	finished bool
 
-	taken  time.Time // when the batch being applied was handed over
-	takenN int       // its size
+	taken time.Time // when the batch being applied was handed over
 	// openRefused counts the reports that did not open (countingOpener),
-	// so that the round hook can count those that opened but did not
+	// so that RoundApplied can count those that opened but did not
 	// decode (server.Step.Refused holds both).
 	openRefused, openRefusedSeen atomic.Int64
 
-	batches  chan batchOffer
+	batches  chan protocol.Batch
 	stops    chan string
 	stopping chan struct{}
 	stopOnce sync.Once
 }
 
-// batchOffer is a batch handed from SubmitBatch to the training loop.
-type batchOffer struct {
-	b     protocol.Batch
-	taken chan struct{}
-}
-
-// NewServer opens the server's state directory (locked for the node's
-// life) and its HPKE key pair, generated on first start. Data and model come
-// next, with Attach.
-func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+// NewServer opens (generating it on first start) the server's HPKE key
+// pair in cfg.Dir. The run's configuration comes next, with Publish.
+func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.TLS == nil {
 		return nil, errors.New("server: a TLS configuration is required")
 	}
-	if cfg.Train.Randomizer == training.RandomizerNone {
-		return nil, errors.New("randomizer none has no shuffler: a networked run needs a private randomizer")
-	}
-	switch cfg.Train.Randomizer {
-	case "rinf", "r1", "r2", "privunit", "djw", training.RandomizerGaussian:
-	case training.RandomizerCentralGaussian:
-		return nil, errors.New("randomizer central-gaussian: not over the network: its clients send their clipped gradients unnoised and the untrusted server adds the noise, so the server would see every raw gradient (use randomizer gaussian: each client adds its own noise)")
-	default:
-		return nil, fmt.Errorf("randomizer %s: a networked run supports the eps0-LDP randomizers rinf, r1, r2, privunit and djw, and gaussian", cfg.Train.Randomizer)
-	}
-	if cfg.Train.NoiseSum {
-		return nil, errors.New("noise-sum: a simulation shortcut (one summed noise vector); networked clients add their own noise")
-	}
-	if cfg.Dataset.Name != "mnist" && cfg.Dataset.Name != "synthetic" {
-		return nil, fmt.Errorf("dataset must be mnist or synthetic, got %q", cfg.Dataset.Name)
-	}
-	tc := cfg.Train
-	session, err := training.OpenSession(ctx, cfg.Session, &tc)
-	if err != nil {
+	if err := cfg.Dataset.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.Train = tc
-	s := &Server{cfg: cfg, session: session, changed: make(chan struct{}),
-		batches: make(chan batchOffer), stops: make(chan string, 1), stopping: make(chan struct{})}
-	if s.key, err = loadOrCreateKey(filepath.Join(session.Dir(), KeyFile)); err != nil {
-		session.Close()
+	s := &Server{cfg: cfg, changed: make(chan struct{}),
+		batches: make(chan protocol.Batch), stops: make(chan string, 1), stopping: make(chan struct{})}
+	var err error
+	if s.key, err = loadOrCreateKey(filepath.Join(cfg.Dir, KeyFile)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -181,66 +168,44 @@ func loadOrCreateKey(path string) (protocol.ReceiverKey, error) {
 	return k, nil
 }
 
-// Session returns the server's state directory session.
-func (s *Server) Session() *training.Session { return s.session }
-
-// Config returns the (validated) training configuration, its RunID set.
-func (s *Server) Config() training.Config { return s.cfg.Train }
-
-// Attach builds the trainer for m (theta_0 in its parameters) and the test
-// set, restoring the run's checkpoint if there is one; it returns the rounds
-// the checkpoint had completed.
-func (s *Server) Attach(m model.Model, test *data.Dataset) (int, error) {
-	rsize, err := reportSize(s.cfg.Train, m)
+// Sealing returns the HPKE sealing of the run's reports of reportSize
+// bytes (the randomizer's report size): the sealer, whose overhead fixes
+// the run's report length, and the opener the server's loop opens reports
+// with (counting those that do not open, with metrics).
+func (s *Server) Sealing(reportSize int) (protocol.Sealer, protocol.Opener, error) {
+	sealer, err := protocol.NewHPKESealer(s.key.Config, reportSize)
 	if err != nil {
-		return 0, err
+		return nil, nil, err
 	}
-	sealer, err := protocol.NewHPKESealer(s.key.Config, rsize)
-	if err != nil {
-		return 0, err
+	if s.opener, err = protocol.NewHPKEOpener(reportSize, s.key); err != nil {
+		return nil, nil, err
 	}
-	if s.opener, err = protocol.NewHPKEOpener(rsize, s.key); err != nil {
-		return 0, err
-	}
-	opener := protocol.Opener(s.opener)
 	if s.cfg.Metrics != nil {
-		opener = countingOpener{s.opener, s.cfg.Metrics, &s.openRefused}
+		return sealer, countingOpener{s.opener, s.cfg.Metrics, &s.openRefused}, nil
 	}
-	opts := append(s.session.Options(), training.WithRemote(s), training.WithSealing(sealer, opener))
-	if s.tr, err = training.New(s.cfg.Train, m, nil, test, opts...); err != nil {
-		return 0, err
-	}
-	done, err := s.session.Attach(s.tr)
-	if err != nil {
-		return 0, err
-	}
-	s.run = s.tr.RunConfig()
+	return sealer, s.opener, nil
+}
+
+// Publish sets the run's public configuration (the loop's
+// protocol.RunConfig, its report length the sealed one), which GetRun
+// publishes with the key configs and against which batches are checked.
+// Serve needs it first.
+func (s *Server) Publish(run protocol.RunConfig) error {
 	kc, err := s.key.Config.MarshalBinary()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	s.spec = &pb.RunSpec{Config: runConfigToPB(s.run), KeyConfigs: [][]byte{kc},
-		Delta: s.cfg.Train.Delta, TargetEpsilon: s.cfg.Train.TargetEpsilon,
+	s.run = run
+	s.spec = &pb.RunSpec{Config: runConfigToPB(run), KeyConfigs: [][]byte{kc},
+		Delta: s.cfg.Delta, TargetEpsilon: s.cfg.TargetEpsilon,
 		Dataset: &pb.Dataset{Name: s.cfg.Dataset.Name, Seed: s.cfg.Dataset.Seed}}
-	return done, nil
+	return nil
 }
 
-// reportSize is the randomizer's report size for the run of cfg on m.
-func reportSize(cfg training.Config, m model.Model) (int, error) {
-	r, err := protocol.NewRandomizer(protocol.RunConfig{Randomizer: cfg.Randomizer, Eps0: cfg.Eps0, Dim: m.NumParams(), Clip: cfg.Clip, Sigma: cfg.Sigma})
-	if err != nil {
-		return 0, err
-	}
-	return r.ReportSize(), nil
-}
-
-// Trainer returns the attached trainer.
-func (s *Server) Trainer() *training.Trainer { return s.tr }
-
-// Serve serves the gRPC service on lis until Close. It needs Attach first.
+// Serve serves the gRPC service on lis until Close. It needs Publish first.
 func (s *Server) Serve(lis net.Listener) error {
 	if s.spec == nil {
-		return errors.New("server: Serve before Attach")
+		return errors.New("server: Serve before Publish")
 	}
 	s.mu.Lock()
 	if s.grpc == nil {
@@ -252,65 +217,58 @@ func (s *Server) Serve(lis net.Listener) error {
 	return g.Serve(lis)
 }
 
-// Train runs the attached trainer through the session (training.Session
-// Train: checkpoint at every evaluation, metrics, one more checkpoint at
-// the end) until the run's rounds are done, the shuffler reports the budget
-// spent, or ctx is cancelled (then it returns training.StopCancelled after
-// checkpointing). Then the node tells the shuffler the run is finished.
-func (s *Server) Train(ctx context.Context, hooks training.Hooks) (training.StopReason, error) {
-	if s.tr == nil {
-		return "", errors.New("server: Train before Attach")
-	}
-	stop := context.AfterFunc(ctx, s.stop)
-	defer stop()
-	if m := s.cfg.Metrics; m != nil {
-		onRound, onEval := hooks.OnRound, hooks.OnEval
-		hooks.OnRound = func(r training.RoundStats) error {
-			s.mu.Lock()
-			taken := s.taken
-			s.mu.Unlock()
-			// Reports that did not open are counted by countingOpener;
-			// those that opened but did not decode are counted here.
-			m.RoundAggregated(r.Reports, time.Since(taken))
-			seen := s.openRefused.Load()
-			for range int64(r.Refused) - (seen - s.openRefusedSeen.Swap(seen)) {
-				m.ReportRejected(telemetry.ReasonMalformed)
-			}
-			if onRound != nil {
-				return onRound(r)
-			}
-			return nil
-		}
-		hooks.OnEval = func(r metrics.Record) error {
-			if r.TestAccuracy != nil {
-				m.Accuracy("raw", *r.TestAccuracy)
-			}
-			if r.TestAccuracyEMA != nil {
-				m.Accuracy("ema", *r.TestAccuracyEMA)
-			}
-			if onEval != nil {
-				return onEval(r)
-			}
-			return nil
-		}
-	}
-	reason, err := s.session.Train(ctx, hooks)
-	if errors.Is(err, errStopped) {
-		reason, err = training.StopCancelled, nil
+// RoundApplied records a round the loop applied in the metrics: its
+// reports, and those refused (server.Step.Refused: the ones that did not
+// open are counted already, as they failed; the rest did not decode).
+func (s *Server) RoundApplied(reports, refused int) {
+	m := s.cfg.Metrics
+	if m == nil {
+		return
 	}
 	s.mu.Lock()
+	taken := s.taken
+	s.mu.Unlock()
+	m.RoundAggregated(reports, time.Since(taken))
+	seen := s.openRefused.Load()
+	for range int64(refused) - (seen - s.openRefusedSeen.Swap(seen)) {
+		m.ReportRejected(telemetry.ReasonMalformed)
+	}
+}
+
+// Evaluated records an evaluation's test accuracies (raw and of the
+// averaged parameters; nil: not measured) in the metrics.
+func (s *Server) Evaluated(raw, ema *float64) {
+	m := s.cfg.Metrics
+	if m == nil {
+		return
+	}
+	if raw != nil {
+		m.Accuracy("raw", *raw)
+	}
+	if ema != nil {
+		m.Accuracy("ema", *ema)
+	}
+}
+
+// Finish tells the shuffler the run is over: GetModel answers finished.
+func (s *Server) Finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return
+	}
 	s.finished = true
 	close(s.changed)
 	s.changed = make(chan struct{})
-	s.mu.Unlock()
-	return reason, err
 }
 
-func (s *Server) stop() { s.stopOnce.Do(func() { close(s.stopping) }) }
+// Interrupt stops a Next waiting for a batch (it returns ErrStopped) and
+// refuses further batches; the process stops its loop on a signal with it.
+func (s *Server) Interrupt() { s.stopOnce.Do(func() { close(s.stopping) }) }
 
-// Close stops serving and releases the state directory.
+// Close stops serving, letting a pending long poll hear "finished".
 func (s *Server) Close() error {
-	s.stop()
+	s.Interrupt()
 	s.mu.Lock()
 	g := s.grpc
 	s.mu.Unlock()
@@ -323,11 +281,14 @@ func (s *Server) Close() error {
 			g.Stop()
 		}
 	}
-	return s.session.Close()
+	return nil
 }
 
-// Next implements training.BatchSource: it publishes m and waits for the
-// shuffler's next released batch.
+// Next is the loop's side of the handoff (training.BatchSource): it
+// publishes m for the shuffler's GetModel and waits for the batch the
+// shuffler releases next (SubmitBatch). It returns an error wrapping
+// ledger.ErrBudgetExhausted when the shuffler stopped the run (its budget
+// is spent), and ErrStopped when the node was stopped.
 func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, error) {
 	pm := &pb.Model{Run: m.Run, Version: m.Version, Params: append([]float64(nil), m.Params...), KeyId: uint32(s.key.Config.ID)}
 	s.mu.Lock()
@@ -336,16 +297,15 @@ func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, er
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
 	select {
-	case o := <-s.batches:
-		close(o.taken)
+	case b := <-s.batches:
 		s.mu.Lock()
-		s.taken, s.takenN = time.Now(), len(o.b.Reports)
+		s.taken = time.Now()
 		s.mu.Unlock()
-		return o.b, nil
+		return b, nil
 	case reason := <-s.stops:
-		return protocol.Batch{}, fmt.Errorf("the shuffler stopped the run (%s): %w", reason, training.ErrBudgetExhausted)
+		return protocol.Batch{}, fmt.Errorf("the shuffler stopped the run (%s): %w", reason, ledger.ErrBudgetExhausted)
 	case <-s.stopping:
-		return protocol.Batch{}, errStopped
+		return protocol.Batch{}, ErrStopped
 	case <-ctx.Done():
 		return protocol.Batch{}, ctx.Err()
 	}
@@ -397,7 +357,7 @@ func (s *Server) GetModel(ctx context.Context, req *pb.GetModelRequest) (*pb.Mod
 
 // SubmitBatch implements the Server service (shuffler only): the batch is
 // checked (run, report length, batch size, distinct report ids, one key id
-// the server holds) and handed to the training loop.
+// the server holds) and handed to the training loop waiting in Next.
 func (s *Server) SubmitBatch(ctx context.Context, pbb *pb.Batch) (*pb.BatchAck, error) {
 	if err := fromShuffler(ctx); err != nil {
 		return nil, err
@@ -407,9 +367,8 @@ func (s *Server) SubmitBatch(ctx context.Context, pbb *pb.Batch) (*pb.BatchAck, 
 		s.cfg.Metrics.BatchRejected(batchReason(err))
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	o := batchOffer{b: b, taken: make(chan struct{})}
 	select {
-	case s.batches <- o:
+	case s.batches <- b: // the loop took it (the one handoff: see Server)
 		return &pb.BatchAck{}, nil
 	case <-s.stopping:
 		return nil, status.Error(codes.Unavailable, "server stopping")

@@ -124,3 +124,34 @@ func (r *remote) restoreShuffler(st shufflerState) error {
 	}
 	return nil
 }
+
+// CheckNetworked refuses a configuration that cannot run over the network,
+// naming the flag: the non-private baseline (no shuffler), central-gaussian
+// (its clients send their clipped gradients unnoised and the untrusted
+// server adds the noise, so the server would see every raw gradient) and
+// the summed-noise simulation (one noise vector for all the clients).
+func (c *Config) CheckNetworked() error {
+	switch c.Randomizer {
+	case RandomizerNone:
+		return errors.New("randomizer none has no shuffler: a networked run needs a private randomizer")
+	case RandomizerRInf, RandomizerR1, RandomizerR2, RandomizerPrivUnit, RandomizerDJW, RandomizerGaussian:
+	case RandomizerCentralGaussian:
+		return errors.New("randomizer central-gaussian: not over the network: its clients send their clipped gradients unnoised and the untrusted server adds the noise, so the server would see every raw gradient (use randomizer gaussian: each client adds its own noise)")
+	default:
+		return fmt.Errorf("randomizer %s: a networked run supports the eps0-LDP randomizers rinf, r1, r2, privunit and djw, and gaussian", c.Randomizer)
+	}
+	if c.NoiseSum {
+		return errors.New("noise-sum: a simulation shortcut (one summed noise vector); networked clients add their own noise")
+	}
+	return nil
+}
+
+// ReportSize is the size in bytes of one randomized report of the run on a
+// model of dim parameters, before sealing (a sealer pads to it).
+func (c *Config) ReportSize(dim int) (int, error) {
+	r, err := protocol.NewRandomizer(protocol.RunConfig{Randomizer: c.Randomizer, Eps0: c.Eps0, Dim: dim, Clip: c.Clip, Sigma: c.Sigma})
+	if err != nil {
+		return 0, err
+	}
+	return r.ReportSize(), nil
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/node"
@@ -79,6 +80,13 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckNetworked(); err != nil {
+		return err
+	}
+	dataset := node.Dataset{Name: f.dataset, Seed: f.seed}
+	if err := dataset.Validate(); err != nil {
+		return err
+	}
 	tlsConf, err := pki.ServerTLS(pkiDir, pki.RoleServer)
 	if err != nil {
 		return err
@@ -95,17 +103,17 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 			return err
 		}
 	}
-	srv, err := node.NewServer(parent, node.ServerConfig{
-		Metrics: serverMetrics,
-		Train:   cfg,
-		Session: training.SessionConfig{Dir: f.state, Flags: flags, MayDiffer: trainMayDiffer, Metrics: f.metrics},
-		Dataset: node.Dataset{Name: f.dataset, Seed: f.seed},
-		TLS:     tlsConf,
-	})
+	session, err := training.OpenSession(parent, training.SessionConfig{Dir: f.state, Flags: flags, MayDiffer: trainMayDiffer, Metrics: f.metrics}, &cfg)
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	defer session.Close()
+	srv, err := node.NewServer(node.ServerConfig{Dir: session.Dir(), Dataset: dataset, Delta: cfg.Delta, TargetEpsilon: cfg.TargetEpsilon,
+		TLS: tlsConf, Metrics: serverMetrics})
+	if err != nil {
+		return err
+	}
+	defer srv.Close() // before the session closes
 	_, test, err := loadTrainData(f)
 	if err != nil {
 		return err
@@ -115,7 +123,7 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 		return err
 	}
 	m.Init(model.NewInitRNG(f.seed))
-	done, err := srv.Attach(m, test)
+	tr, done, err := attachServerLoop(session, srv, cfg, m, test)
 	if err != nil {
 		return err
 	}
@@ -135,15 +143,15 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 		return err
 	}
 	defer func() { mstop(); waitMetrics() }()
-	cfg = srv.Config()
+	cfg = tr.Config()
 	total := cfg.TotalRounds()
 	fmt.Fprintf(stderr, "server: run %s in %s, listening on %s; %s on %d clients, k=%d, %s eps0 %g, %d rounds (resuming at %d)\n",
-		srv.Session().Run(), srv.Session().Dir(), lis.Addr(), m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.Eps0, total, done)
+		session.Run(), session.Dir(), lis.Addr(), m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.Eps0, total, done)
 
 	ctx, stop := signalContext(parent)
 	defer stop()
 	var last metrics.Record
-	reason, err := srv.Train(ctx, training.Hooks{OnEval: func(r metrics.Record) error {
+	reason, err := trainServerLoop(ctx, session, srv, training.Hooks{OnEval: func(r metrics.Record) error {
 		last = r
 		fmt.Fprintf(stderr, "server: round %d/%d epoch %.4g acc %s eps %s (%d ledger rounds)\n", r.Round, total, r.Epoch,
 			fmtPtr(r.TestAccuracy, "%.4f"), fmtPtr(r.Epsilon, "%.4g"), derefInt(r.LedgerRounds))
@@ -155,10 +163,68 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 	fmt.Fprintf(cmd.OutOrStdout(), "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g\n",
 		reason, last.Round, last.Epoch, fmtPtr(last.TestAccuracy, "%.4f"), fmtPtr(last.Epsilon, "%.4g"), cfg.Delta)
 	if reason == training.StopCancelled {
-		fmt.Fprintf(stderr, "server: state saved in %s; run the same command again to resume\n", srv.Session().Dir())
+		fmt.Fprintf(stderr, "server: state saved in %s; run the same command again to resume\n", session.Dir())
 		return errInterrupted
 	}
 	return nil
+}
+
+// attachServerLoop builds the server process's training loop: a trainer
+// whose rounds come from the node (training.WithRemote: the node is its
+// transport), its reports opened with the node's HPKE key, bound to the
+// session and restored from its checkpoint; the node then publishes the
+// run's configuration. It returns the rounds the checkpoint had completed.
+func attachServerLoop(session *training.Session, srv *node.Server, cfg training.Config, m model.Model, test *data.Dataset) (*training.Trainer, int, error) {
+	rsize, err := cfg.ReportSize(m.NumParams())
+	if err != nil {
+		return nil, 0, err
+	}
+	sealer, opener, err := srv.Sealing(rsize)
+	if err != nil {
+		return nil, 0, err
+	}
+	tr, err := training.New(cfg, m, nil, test, append(session.Options(), training.WithRemote(srv), training.WithSealing(sealer, opener))...)
+	if err != nil {
+		return nil, 0, err
+	}
+	done, err := session.Attach(tr)
+	if err != nil {
+		return nil, 0, err
+	}
+	return tr, done, srv.Publish(tr.RunConfig())
+}
+
+// trainServerLoop runs the server's loop through its session
+// (training.Session.Train: checkpoint at every evaluation, metrics, one
+// more checkpoint at the end) until the run's rounds are done, the shuffler
+// reports the budget spent, or ctx is cancelled (StopCancelled, after
+// checkpointing: the node interrupts the wait for a batch); the node's
+// metrics hear every round and evaluation. Then the node tells the shuffler
+// the run is finished.
+func trainServerLoop(ctx context.Context, session *training.Session, srv *node.Server, hooks training.Hooks) (training.StopReason, error) {
+	stop := context.AfterFunc(ctx, srv.Interrupt)
+	defer stop()
+	onRound, onEval := hooks.OnRound, hooks.OnEval
+	hooks.OnRound = func(r training.RoundStats) error {
+		srv.RoundApplied(r.Reports, r.Refused)
+		if onRound != nil {
+			return onRound(r)
+		}
+		return nil
+	}
+	hooks.OnEval = func(r metrics.Record) error {
+		srv.Evaluated(r.TestAccuracy, r.TestAccuracyEMA)
+		if onEval != nil {
+			return onEval(r)
+		}
+		return nil
+	}
+	reason, err := session.Train(ctx, hooks)
+	if errors.Is(err, node.ErrStopped) {
+		reason, err = training.StopCancelled, nil
+	}
+	srv.Finish()
+	return reason, err
 }
 
 func derefInt(p *int64) int64 {
