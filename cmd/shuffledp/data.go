@@ -30,7 +30,8 @@ func newDataCmd() *cobra.Command {
 
 // unknownSubcommand is the RunE of a command that only groups subcommands:
 // without this, cobra prints help and succeeds for a missing or unknown
-// name. what names the kind of subcommand in the error ("data set").
+// name. what names the kind of subcommand in the error ("data set"); the
+// error is a usage error (exit status 2).
 func unknownSubcommand(what string) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		var names []string
@@ -41,9 +42,9 @@ func unknownSubcommand(what string) func(*cobra.Command, []string) error {
 		}
 		avail := strings.Join(names, ", ")
 		if len(args) == 0 {
-			return fmt.Errorf("%s needs a %s: one of %s", cmd.CommandPath(), what, avail)
+			return usageError(fmt.Errorf("%s needs a %s: one of %s (see %s --help)", cmd.CommandPath(), what, avail, cmd.CommandPath()))
 		}
-		return fmt.Errorf("%s: unknown %s %q (available: %s)", cmd.CommandPath(), what, args[0], avail)
+		return usageError(fmt.Errorf("%s: unknown %s %q (available: %s)", cmd.CommandPath(), what, args[0], avail))
 	}
 }
 

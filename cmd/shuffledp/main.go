@@ -39,7 +39,41 @@ func (e *exitError) Unwrap() error { return e.err }
 // report an interrupted command.
 var errInterrupted = &exitError{code: 130, err: errors.New("interrupted; state saved")}
 
+// usageError marks err as a usage error: an unknown or missing subcommand,
+// a stray argument or an unknown flag. The process exits 2, as Go's own
+// tools and most Unix commands do for a command line they cannot parse.
+func usageError(err error) error {
+	var ee *exitError
+	if err == nil || errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: 2, err: err}
+}
+
+// withUsageErrors makes every command of the tree under root exit 2 on a
+// command line it cannot parse: a command that only groups subcommands
+// refuses a missing or unknown one (cobra would print help and succeed),
+// argument validators and flag parsing report usage errors.
+func withUsageErrors(root *cobra.Command) {
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.HasSubCommands() && !c.Runnable() {
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = unknownSubcommand("subcommand")
+		}
+		if args := c.Args; args != nil {
+			c.Args = func(cmd *cobra.Command, a []string) error { return usageError(args(cmd, a)) }
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
 func main() {
+	withUsageErrors(rootCmd)
 	if err := rootCmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "shuffledp:", err)
 		var ee *exitError
