@@ -29,7 +29,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/shuffledp/shuffledp/pki"
@@ -40,7 +39,8 @@ type Config struct {
 	// Exe is the shuffledp binary whose server, shuffler and client
 	// commands are started (usually os.Executable()).
 	Exe string
-	// State is the run's state directory (its parent must exist).
+	// State is the run's state directory, created with its missing
+	// parents.
 	State string
 	// TrainArgs are the train flags given to up, passed to the server
 	// ("--name=value" each).
@@ -85,11 +85,21 @@ const startTimeout = 2 * time.Minute
 // stopGrace is how long a child may take to stop after SIGTERM/SIGINT.
 const stopGrace = 30 * time.Second
 
+// finishGrace is how long the shuffler and the clients may take to finish
+// by themselves once the server has finished the run (the shuffler hears it
+// on its next model request and tells the clients); those still running
+// then are stopped.
+const finishGrace = 10 * time.Second
+
 // Up runs the deployment until the server finishes the run (it returns
 // nil), a child fails (its error), or ctx is cancelled (ErrInterrupted,
 // after the server checkpointed). Children run in their own process group,
 // so a terminal's Ctrl-C reaches Up alone, which stops them in order:
-// clients, shuffler, then the server.
+// clients, shuffler, then the server. No child outlives Up: on Linux each is
+// started with a parent-death signal (SIGKILL when Up's process dies, even
+// by SIGKILL), and Up stops every child it started before it returns. A
+// server that finds its run already finished says so and exits at once;
+// Up then returns nil without starting the others.
 func Up(ctx context.Context, cfg Config) error {
 	if cfg.Clients < 1 || cfg.ClientProcesses < 1 || cfg.Workers < 1 {
 		return fmt.Errorf("up: clients, client processes and workers must be >= 1 (got %d, %d, %d)", cfg.Clients, cfg.ClientProcesses, cfg.Workers)
@@ -101,10 +111,7 @@ func Up(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if st, err := os.Stat(filepath.Dir(abs)); err != nil || !st.IsDir() {
-		return fmt.Errorf("--state %s: parent directory %s does not exist", cfg.State, filepath.Dir(abs))
-	}
-	if err := os.Mkdir(abs, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.MkdirAll(abs, 0o755); err != nil { // runs/x with no runs/ yet: created
 		return fmt.Errorf("--state: %w", err)
 	}
 	pkiDir := filepath.Join(abs, "pki")
@@ -136,6 +143,11 @@ func Up(ctx context.Context, cfg Config) error {
 		return err
 	}
 	srvAddr, err := g.waitAddr(ctx, serverAddrFile, srv)
+	if errors.Is(err, errExitedOK) {
+		// The server found the run already finished (it says so) and
+		// exited without listening: nothing else to start.
+		return nil
+	}
 	if err != nil {
 		return g.fail(err)
 	}
@@ -213,8 +225,10 @@ func Up(ctx context.Context, cfg Config) error {
 					return fmt.Errorf("server: %w", c.err)
 				}
 				// The run is over: the shuffler and the clients finish by
-				// themselves once told; give them the grace period.
-				g.waitOrStop(stopGrace, append(clients, shuf)...)
+				// themselves once told; give them a grace period.
+				if g.waitOrStop(ctx, finishGrace, append(clients, shuf)...) != nil {
+					return ErrInterrupted
+				}
 				return nil
 			}
 			if c.err != nil {
@@ -242,17 +256,19 @@ type child struct {
 
 // group holds the started children.
 type group struct {
-	stderr   io.Writer
-	env      []string
-	mu       sync.Mutex
-	children []*child
-	exited   chan *child
-	outMu    sync.Mutex
+	// stopGrace overrides stopGrace (tests; 0: stopGrace).
+	stopGrace time.Duration
+	stderr    io.Writer
+	env       []string
+	mu        sync.Mutex
+	children  []*child
+	exited    chan *child
+	outMu     sync.Mutex
 }
 
 func (g *group) start(exe, name string, args []string) (*child, error) {
 	cmd := exec.Command(exe, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = childAttr()
 	cmd.Env = append(os.Environ(), g.env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -293,6 +309,10 @@ func (g *group) start(exe, name string, args []string) (*child, error) {
 	return c, nil
 }
 
+// errExitedOK is waitAddr's error for a child that exited successfully
+// without listening (a server whose run is already finished).
+var errExitedOK = errors.New("exited successfully without listening")
+
 // waitAddr waits for a child to write its listening address.
 func (g *group) waitAddr(ctx context.Context, path string, c *child) (string, error) {
 	deadline := time.Now().Add(startTimeout)
@@ -302,6 +322,9 @@ func (g *group) waitAddr(ctx context.Context, path string, c *child) (string, er
 		}
 		select {
 		case <-c.done:
+			if c.err == nil {
+				return "", errExitedOK
+			}
 			return "", fmt.Errorf("%s exited before listening: %v", c.name, c.err)
 		case <-ctx.Done():
 			return "", ErrInterrupted
@@ -322,20 +345,56 @@ func (g *group) stop(cs ...*child) {
 		}
 		c.cmd.Process.Signal(os.Interrupt)
 	}
-	g.waitOrStop(stopGrace, cs...)
+	killAfter(g.grace(), cs...)
 }
 
-// waitOrStop waits up to d for the children to exit, then kills them.
-func (g *group) waitOrStop(d time.Duration, cs ...*child) {
-	deadline := time.After(d)
-	for _, c := range cs {
+// waitOrStop waits up to d for the children to exit by themselves; those
+// still running then (or when ctx is cancelled first) are stopped (SIGINT,
+// then SIGKILL after the grace period). It returns ctx.Err() if ctx was
+// cancelled before they all exited.
+func (g *group) waitOrStop(ctx context.Context, d time.Duration, cs ...*child) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for i, c := range cs {
 		select {
 		case <-c.done:
-		case <-deadline:
-			c.cmd.Process.Kill()
-			<-c.done
+			continue
+		case <-timer.C:
+			g.stop(cs[i:]...)
+			return nil
+		case <-ctx.Done():
+			g.stop(cs[i:]...)
+			return ctx.Err()
 		}
 	}
+	return nil
+}
+
+// killAfter waits up to d for the children to exit, then kills those
+// still running; every child has exited when it returns.
+func killAfter(d time.Duration, cs ...*child) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	expired := false
+	for _, c := range cs {
+		if !expired {
+			select {
+			case <-c.done:
+				continue
+			case <-timer.C:
+				expired = true
+			}
+		}
+		c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+func (g *group) grace() time.Duration {
+	if g.stopGrace > 0 {
+		return g.stopGrace
+	}
+	return stopGrace
 }
 
 // fail stops every child and returns err.

@@ -1,0 +1,78 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// deafChildren starts n children that ignore SIGINT (as a wedged role
+// would) and sleep.
+func deafChildren(t *testing.T, g *group, n int) []*child {
+	t.Helper()
+	var cs []*child
+	for range n {
+		c, err := g.start("/bin/sh", "deaf", []string{"-c", `trap "" INT; exec sleep 60`})
+		if err != nil {
+			t.Skip("no /bin/sh:", err)
+		}
+		cs = append(cs, c)
+	}
+	t.Cleanup(func() {
+		for _, c := range cs {
+			c.cmd.Process.Kill()
+			<-c.done
+		}
+	})
+	time.Sleep(100 * time.Millisecond) // let sh install the trap
+	return cs
+}
+
+// TestWaitOrStopEnds checks that every wait for children ends: after the
+// grace period each child still running is stopped, and killed if it
+// ignores SIGINT (one shared timer used to fire for the first child only,
+// so the wait for the second never ended), and a cancelled context ends
+// the wait at once.
+func TestWaitOrStopEnds(t *testing.T) {
+	cases := []struct {
+		name   string
+		d      time.Duration
+		cancel time.Duration // 0: never
+		err    bool
+	}{
+		{"grace expires", 100 * time.Millisecond, 0, false},
+		{"cancelled", time.Hour, 100 * time.Millisecond, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := &group{exited: make(chan *child, 8), stopGrace: 200 * time.Millisecond}
+			cs := deafChildren(t, g, 3)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if c.cancel > 0 {
+				time.AfterFunc(c.cancel, cancel)
+			}
+			start := time.Now()
+			done := make(chan error, 1)
+			go func() { done <- g.waitOrStop(ctx, c.d, cs...) }()
+			select {
+			case err := <-done:
+				if (err != nil) != c.err {
+					t.Fatalf("waitOrStop: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("waitOrStop did not return within 10s")
+			}
+			for i, ch := range cs {
+				select {
+				case <-ch.done:
+				default:
+					t.Fatalf("child %d still running after waitOrStop returned (%v)", i, time.Since(start))
+				}
+			}
+			if took := time.Since(start); took > 3*time.Second {
+				t.Fatalf("waitOrStop took %v", took)
+			}
+		})
+	}
+}
