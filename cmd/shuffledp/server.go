@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -95,6 +96,21 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 	for _, n := range nodeFlags {
 		delete(flags, n)
 	}
+	// Bind first: a refused --listen leaves no state behind.
+	lis, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", listen, err)
+	}
+	defer lis.Close()
+	// A start refused after the state directory (or the metrics file) was
+	// created removes what it created.
+	fresh := newFreshPaths(f.state, f.metrics)
+	started := false
+	defer func() {
+		if !started {
+			fresh.remove()
+		}
+	}()
 	parent := commandContext(cmd)
 	var serverMetrics *telemetry.ServerMetrics
 	reg := telemetry.NewRegistry()
@@ -107,7 +123,7 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 	if err != nil {
 		return err
 	}
-	defer session.Close()
+	defer session.Close() // before fresh.remove: the lock is released first
 	srv, err := node.NewServer(node.ServerConfig{Dir: session.Dir(), Dataset: dataset, Delta: cfg.Delta, TargetEpsilon: cfg.TargetEpsilon,
 		TLS: tlsConf, Metrics: serverMetrics})
 	if err != nil {
@@ -127,9 +143,15 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 	if err != nil {
 		return err
 	}
-	lis, err := net.Listen("tcp", listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+	started = true
+	cfg = tr.Config()
+	total := cfg.TotalRounds()
+	if done >= total {
+		// Nothing to serve: say so and exit at once (up then starts
+		// neither the shuffler nor the clients).
+		fmt.Fprintf(cmd.OutOrStdout(), "run %s already finished: %d of %d rounds done (state in %s); nothing to do\n",
+			session.Run(), done, total, session.Dir())
+		return nil
 	}
 	if err := node.WriteAddr(addrTo, lis.Addr().String()); err != nil {
 		return err
@@ -143,10 +165,8 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 		return err
 	}
 	defer func() { mstop(); waitMetrics() }()
-	cfg = tr.Config()
-	total := cfg.TotalRounds()
-	fmt.Fprintf(stderr, "server: run %s in %s, listening on %s; %s on %d clients, k=%d, %s eps0 %g, %d rounds (resuming at %d)\n",
-		session.Run(), session.Dir(), lis.Addr(), m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.Eps0, total, done)
+	fmt.Fprintf(stderr, "server: run %s in %s, listening on %s; %s on %d clients, k=%d, %s eps0 %g, %d rounds (resuming at %d); delta %g\n",
+		session.Run(), session.Dir(), lis.Addr(), m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.Eps0, total, done, cfg.Delta)
 
 	ctx, stop := signalContext(parent)
 	defer stop()
@@ -225,6 +245,31 @@ func trainServerLoop(ctx context.Context, session *training.Session, srv *node.S
 	}
 	srv.Finish()
 	return reason, err
+}
+
+// freshPaths are the paths of a start that did not exist before it: a
+// refused start removes them, so that it leaves no state behind.
+type freshPaths []string
+
+// newFreshPaths returns those of paths ("" skipped) that do not exist now.
+func newFreshPaths(paths ...string) freshPaths {
+	var out freshPaths
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// remove removes the fresh paths (what the refused start created there).
+func (fp freshPaths) remove() {
+	for _, p := range fp {
+		os.RemoveAll(p)
+	}
 }
 
 func derefInt(p *int64) int64 {

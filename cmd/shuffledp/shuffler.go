@@ -66,6 +66,21 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 			parent := commandContext(cmd)
 			ctx, stop := signalContext(parent)
 			defer stop()
+			// Bind first: a refused --listen leaves no state behind.
+			lis, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("listen %s: %w", listen, err)
+			}
+			defer lis.Close()
+			// A start refused after the state directory was created
+			// removes it.
+			fresh := newFreshPaths(state)
+			started := false
+			defer func() {
+				if !started {
+					fresh.remove()
+				}
+			}()
 			st, err := node.OpenShufflerState(ctx, state, ledgerURL)
 			if err != nil {
 				return err
@@ -103,10 +118,7 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 				return err
 			}
 			defer func() { mstop(); waitMetrics() }()
-			lis, err := net.Listen("tcp", listen)
-			if err != nil {
-				return fmt.Errorf("listen: %w", err)
-			}
+			started = true
 			if err := node.WriteAddr(addrTo, lis.Addr().String()); err != nil {
 				return err
 			}
