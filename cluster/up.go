@@ -10,8 +10,11 @@
 //	DIR/server/                     the server's state (checkpoint, receipts,
 //	                                its record of released batches, HPKE key)
 //	DIR/metrics.jsonl               the server's metrics, as train writes them
-//	DIR/pki/                        CA, certificates, client secret and the
-//	                                client pool's credentials
+//	DIR/pki/                        pki init's directory: operator/ (CA key,
+//	                                client secret), server/, shuffler/ and
+//	                                client/ bundles (each child is given its
+//	                                own), the client pools' credentials in
+//	                                client/
 //
 // A rerun with the same DIR resumes: the server from its checkpoint, the
 // shuffler's round ids and budget from the ledger.
@@ -118,7 +121,7 @@ func Up(ctx context.Context, cfg Config) error {
 	if err := pki.Init(pkiDir, nil); err != nil {
 		return err
 	}
-	enr, err := pki.LoadEnroller(pkiDir)
+	enr, err := pki.LoadEnroller(filepath.Join(pkiDir, pki.OperatorDir))
 	if err != nil {
 		return err
 	}
@@ -134,7 +137,7 @@ func Up(ctx context.Context, cfg Config) error {
 	os.Remove(srvMetricsFile)
 	os.Remove(shufMetricsFile)
 	srvArgs := append([]string{"server", "--listen=127.0.0.1:0", "--addr-file=" + serverAddrFile,
-		"--state=" + filepath.Join(abs, "server"), "--metrics=" + filepath.Join(abs, "metrics.jsonl"), "--pki=" + pkiDir}, cfg.TrainArgs...)
+		"--state=" + filepath.Join(abs, "server"), "--metrics=" + filepath.Join(abs, "metrics.jsonl"), "--pki=" + filepath.Join(pkiDir, pki.RoleServer)}, cfg.TrainArgs...)
 	if cfg.Metrics {
 		srvArgs = append(srvArgs, "--metrics-listen=127.0.0.1:0", "--metrics-addr-file="+srvMetricsFile)
 	}
@@ -152,7 +155,7 @@ func Up(ctx context.Context, cfg Config) error {
 		return g.fail(err)
 	}
 	shArgs := []string{"shuffler", "--listen=127.0.0.1:0", "--addr-file=" + shufAddrFile, "--server=" + srvAddr,
-		"--state=" + abs, "--pki=" + pkiDir, "--delta=" + strconv.FormatFloat(cfg.Delta, 'g', -1, 64),
+		"--state=" + abs, "--pki=" + filepath.Join(pkiDir, pki.RoleShuffler), "--delta=" + strconv.FormatFloat(cfg.Delta, 'g', -1, 64),
 		"--target-epsilon=" + strconv.FormatFloat(cfg.TargetEpsilon, 'g', -1, 64)}
 	if cfg.Adjacency != "" {
 		shArgs = append(shArgs, "--adjacency="+cfg.Adjacency)
@@ -192,7 +195,7 @@ func Up(ctx context.Context, cfg Config) error {
 	var clients []*child
 	for p := range cfg.ClientProcesses {
 		lo, hi := int64(p*cfg.Clients/cfg.ClientProcesses), int64((p+1)*cfg.Clients/cfg.ClientProcesses)
-		credFile := filepath.Join(pkiDir, fmt.Sprintf("clients-%d-%d.json", lo, hi))
+		credFile := filepath.Join(pkiDir, pki.RoleClient, fmt.Sprintf("clients-%d-%d.json", lo, hi))
 		if _, err := os.Stat(credFile); errors.Is(err, os.ErrNotExist) {
 			c, err := enr.Enrol(lo, hi)
 			if err != nil {
@@ -203,7 +206,7 @@ func Up(ctx context.Context, cfg Config) error {
 			}
 		}
 		args := []string{"client", "--shuffler=" + shufAddr, "--server=" + srvAddr, fmt.Sprintf("--clients=%d:%d", lo, hi),
-			"--ca=" + filepath.Join(pkiDir, pki.CAFile), "--credentials=" + credFile, fmt.Sprintf("--workers=%d", cfg.Workers)}
+			"--pki=" + filepath.Join(pkiDir, pki.RoleClient), "--credentials=" + credFile, fmt.Sprintf("--workers=%d", cfg.Workers)}
 		if cfg.DataDir != "" {
 			args = append(args, "--data-dir="+cfg.DataDir)
 		}

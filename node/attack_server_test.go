@@ -40,8 +40,8 @@ func TestImpostorKeyAtTheServer(t *testing.T) {
 		server: func(c *ServerConfig) { srvDir, c.Metrics = c.Dir, metrics },
 	})
 	ctx := context.Background()
-	tc, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
-	sconn, err := dial(srvAddr, tc)
+	tc, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleClient), pki.RoleClient)
+	sconn, err := dial(srvAddr, tc, pki.RoleServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestImpostorKeyAtTheServer(t *testing.T) {
 	run, _ := runConfigFromPB(spec.Config)
 	keys, _ := keyConfigs(spec)
 	enr, _ := pki.LoadEnroller(pkiDir)
-	conn, err := dial(shAddr, tc)
+	conn, err := dial(shAddr, tc, pki.RoleShuffler)
 	if err != nil {
 		t.Fatal(err)
 	}

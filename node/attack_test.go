@@ -157,11 +157,11 @@ func newAttackRig(t testing.TB, o rigOptions) *attackRig {
 		Eps0: 2, Population: int64(o.n), PerRound: int64(o.k), MinBatch: int64(o.k), ReportBytes: attackReport + protocol.HPKEOverhead}
 	fs := &fakeServer{spec: &pb.RunSpec{Config: run, KeyConfigs: keys, Delta: 1e-5, TargetEpsilon: o.target,
 		Dataset: &pb.Dataset{Name: "synthetic", Seed: 1}}, key: key, rounds: o.rounds, changed: make(chan struct{})}
-	stls, err := pki.ServerTLS(pkiDir, pki.RoleServer)
+	stls, err := pki.ServerTLS(filepath.Join(pkiDir, pki.RoleServer), pki.RoleServer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := grpc.NewServer(serverOptions(stls)...)
+	g := grpc.NewServer(serverOptions(stls, serverLimits{recv: specLimit})...)
 	pb.RegisterServerServer(g, fs)
 	slis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -170,8 +170,8 @@ func newAttackRig(t testing.TB, o rigOptions) *attackRig {
 	go g.Serve(slis)
 	t.Cleanup(g.Stop)
 
-	shTLS, _ := pki.ServerTLS(pkiDir, pki.RoleShuffler)
-	dialTLS, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), pkiDir, pki.RoleShuffler)
+	shTLS, _ := pki.ServerTLS(filepath.Join(pkiDir, pki.RoleShuffler), pki.RoleShuffler)
+	dialTLS, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleShuffler), pki.RoleShuffler)
 	enr, err := pki.LoadEnroller(pkiDir)
 	if err != nil {
 		t.Fatal(err)
@@ -203,11 +203,11 @@ func newAttackRig(t testing.TB, o rigOptions) *attackRig {
 			t.Error("the shuffler did not stop within 10 s")
 		}
 	})
-	ctls, err := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
+	ctls, err := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleClient), pki.RoleClient)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := dial(hlis.Addr().String(), ctls)
+	conn, err := dial(hlis.Addr().String(), ctls, pki.RoleShuffler)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func BenchmarkNetworkRoundFig3(b *testing.B) {
 	rounds := b.N + 1 // the first round, with registration, untimed
 	cfg := training.Config{Clients: n, Sample: k, Randomizer: "rinf", ClipNorm: "linf", ClampLinf: true,
 		Clip: 0.01, Eps0: 1.5, Delta: 1e-5, Epochs: float64(rounds*k) / n, LR: lr, Seed: 1, Workers: 2, EvalEvery: 1 << 20}
-	stls, _ := pki.ServerTLS(pkiDir, pki.RoleServer)
+	stls, _ := pki.ServerTLS(filepath.Join(pkiDir, pki.RoleServer), pki.RoleServer)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m, err := model.New("cnn-tanh", 784, 10)
@@ -140,8 +140,8 @@ func BenchmarkNetworkRoundFig3(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	shTLS, _ := pki.ServerTLS(pkiDir, pki.RoleShuffler)
-	dialTLS, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), pkiDir, pki.RoleShuffler)
+	shTLS, _ := pki.ServerTLS(filepath.Join(pkiDir, pki.RoleShuffler), pki.RoleShuffler)
+	dialTLS, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleShuffler), pki.RoleShuffler)
 	enr, _ := pki.LoadEnroller(pkiDir)
 	sh, err := NewShuffler(ShufflerConfig{Server: slis.Addr().String(), ServerTLS: dialTLS, TLS: shTLS, Enroller: enr,
 		Store: st, Delta: 1e-5, RoundTimeout: time.Minute})
@@ -151,7 +151,7 @@ func BenchmarkNetworkRoundFig3(b *testing.B) {
 	hlis, _ := net.Listen("tcp", "127.0.0.1:0")
 	shDone := make(chan error, 1)
 	go func() { shDone <- sh.Run(ctx, hlis) }()
-	ctls, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
+	ctls, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleClient), pki.RoleClient)
 	creds, _ := enr.Enrol(0, n)
 	pool, err := NewClientPool(ClientPoolConfig{Shuffler: hlis.Addr().String(), Server: slis.Addr().String(), TLS: ctls, Credentials: creds, Workers: 2})
 	if err != nil {

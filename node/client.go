@@ -26,8 +26,9 @@ const chunkReports = 512
 
 // ClientPoolConfig configures a ClientPool.
 type ClientPoolConfig struct {
-	// Shuffler and Server are the addresses to dial; TLS trusts the
-	// deployment's authority (pki.ClientTLS without a certificate).
+	// Shuffler and Server are the addresses to dial; TLS is the client
+	// bundle's configuration (pki.ClientTLS with role client): each
+	// connection accepts only the role it dials.
 	Shuffler, Server string
 	TLS              *tls.Config
 	// Credentials are the pool's clients' credentials; the pool hosts
@@ -92,7 +93,7 @@ type poolWorker struct {
 // Run serves the pool's clients until the shuffler says the run is over
 // (nil) or ctx is cancelled.
 func (p *ClientPool) Run(ctx context.Context) error {
-	sconn, err := dial(p.cfg.Server, p.cfg.TLS)
+	sconn, err := dial(p.cfg.Server, p.cfg.TLS, pki.RoleServer)
 	if err != nil {
 		return err
 	}
@@ -163,7 +164,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		break
 	}
 
-	conn, err := dial(p.cfg.Shuffler, p.cfg.TLS)
+	conn, err := dial(p.cfg.Shuffler, p.cfg.TLS, pki.RoleShuffler)
 	if err != nil {
 		return err
 	}
@@ -173,7 +174,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 	for c := p.cfg.Lo; c < p.cfg.Hi; c++ {
 		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: p.cfg.Credentials.Token(c)})
 	}
-	work, err := shuf.Work(ctx, req, grpc.WaitForReady(true))
+	work, err := shuf.Work(ctx, req, grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(modelLimit(run)))
 	if err != nil {
 		return fmt.Errorf("client: shuffler %s: %w", p.cfg.Shuffler, err)
 	}

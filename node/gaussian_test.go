@@ -54,7 +54,7 @@ func TestGaussianOverTheNetwork(t *testing.T) {
 			// --adjacency): a zero-out run needs a zero-out shuffler.
 			shufflerAdj := func(c *ShufflerConfig) { c.Adjacency = probe.Adjacency }
 			sh, srvAddr, shAddr, pkiDir, done := startNodesWith(t, store, nodeOptions{train: tc.train, shuffler: shufflerAdj})
-			tlsc, err := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
+			tlsc, err := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleClient), pki.RoleClient)
 			if err != nil {
 				t.Fatal(err)
 			}

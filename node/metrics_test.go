@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -117,7 +119,7 @@ func TestMetricsMatchStatsAndLedger(t *testing.T) {
 		shuffler: func(c *ShufflerConfig) { c.Metrics = shM },
 		server:   func(c *ServerConfig) { c.Metrics = srvM },
 	})
-	tc, err := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
+	tc, err := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleClient), pki.RoleClient)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +128,12 @@ func TestMetricsMatchStatsAndLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A forged credential: client 3 with client 4's token.
-	conn, err := dial(shAddr, tc)
+	conn, err := dial(shAddr, tc, pki.RoleShuffler)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	sconn, err := dial(srvAddr, tc)
+	sconn, err := dial(srvAddr, tc, pki.RoleServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,4 +279,9 @@ func TestShufflerOwnsBudget(t *testing.T) {
 	}
 }
 
-func tlsStub() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS13} }
+// tlsStub is a listener configuration that passes NewServer's and
+// NewShuffler's check (it refuses every peer).
+func tlsStub() *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS13, ClientAuth: tls.RequestClientCert, ClientCAs: x509.NewCertPool(),
+		VerifyConnection: func(tls.ConnectionState) error { return errors.New("stub") }}
+}

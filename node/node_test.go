@@ -37,7 +37,7 @@ func TestClientPoolPostgres(t *testing.T) {
 	}
 	defer store.Close()
 	sh, srvAddr, shAddr, pkiDir, done := startNodes(t, store)
-	tc, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
+	tc, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleClient), pki.RoleClient)
 	enr, _ := pki.LoadEnroller(pkiDir)
 	creds, err := enr.Enrol(0, 20)
 	if err != nil {
@@ -103,7 +103,7 @@ func startNodesWith(t *testing.T, store ledger.Backend, o nodeOptions) (*Shuffle
 	if o.train != nil {
 		o.train(&cfg)
 	}
-	stls, err := pki.ServerTLS(pkiDir, pki.RoleServer)
+	stls, err := pki.ServerTLS(filepath.Join(pkiDir, pki.RoleServer), pki.RoleServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +143,8 @@ func startNodesWith(t *testing.T, store ledger.Backend, o nodeOptions) (*Shuffle
 		done <- err
 	}()
 
-	shTLS, _ := pki.ServerTLS(pkiDir, pki.RoleShuffler)
-	dialTLS, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), pkiDir, pki.RoleShuffler)
+	shTLS, _ := pki.ServerTLS(filepath.Join(pkiDir, pki.RoleShuffler), pki.RoleShuffler)
+	dialTLS, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleShuffler), pki.RoleShuffler)
 	enr, err := pki.LoadEnroller(pkiDir)
 	if err != nil {
 		t.Fatal(err)
@@ -177,11 +177,11 @@ func startNodesWith(t *testing.T, store ledger.Backend, o nodeOptions) (*Shuffle
 func TestShufflerRejects(t *testing.T) {
 	sh, srvAddr, shAddr, pkiDir, done := startNodes(t, ledger.NewMemoryStore())
 	ctx := context.Background()
-	tc, err := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), "", "")
+	tc, err := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleClient), pki.RoleClient)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sconn, err := dial(srvAddr, tc)
+	sconn, err := dial(srvAddr, tc, pki.RoleServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestShufflerRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	enr, _ := pki.LoadEnroller(pkiDir)
-	conn, err := dial(shAddr, tc)
+	conn, err := dial(shAddr, tc, pki.RoleShuffler)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,37 +4,37 @@ import (
 	"crypto/tls"
 	"fmt"
 	"math"
+	"net"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
 	"github.com/shuffledp/shuffledp/protocol"
 )
 
-// maxMessage bounds a gRPC message: a batch of 10,000 reports of a few
-// hundred bytes, or a model of millions of parameters, fits.
-const maxMessage = 256 << 20
-
-// serverOptions are the options of every node's gRPC server.
-func serverOptions(tc *tls.Config) []grpc.ServerOption {
-	return []grpc.ServerOption{
-		grpc.Creds(credentials.NewTLS(tc)),
-		grpc.MaxRecvMsgSize(maxMessage),
-		grpc.MaxSendMsgSize(maxMessage),
-	}
-}
-
-// dial opens a client connection to addr over TLS (the connection is lazy:
-// calls with grpc.WaitForReady wait for the peer to come up).
-func dial(addr string, tc *tls.Config) (*grpc.ClientConn, error) {
+// dial opens a client connection to addr over TLS that completes a
+// handshake only with a peer of role (pki.RequirePeer: the deployment's
+// authority, the role, the host dialled). Replies are bounded by specLimit
+// unless a call raises it (the model, sized from the run). The connection
+// is lazy: calls with grpc.WaitForReady wait for the peer to come up.
+func dial(addr string, tc *tls.Config, role string) (*grpc.ClientConn, error) {
 	if tc == nil {
 		return nil, fmt.Errorf("dial %s: a TLS configuration is required", addr)
 	}
-	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(tc)),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	rc, err := pki.RequirePeer(tc, role, host)
+	if err != nil {
+		return nil, fmt.Errorf("dial the %s at %s: %w", role, addr, err)
+	}
+	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(rc)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(specLimit), grpc.MaxCallSendMsgSize(sendLimit)))
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}

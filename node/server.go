@@ -14,8 +14,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/shuffledp/shuffledp/ledger"
@@ -69,6 +67,9 @@ type ServerConfig struct {
 	TLS *tls.Config
 	// Metrics receives the server's Prometheus metrics (nil: none).
 	Metrics *telemetry.ServerMetrics
+	// MaxConns bounds the listener's open connections (0:
+	// DefaultMaxConns).
+	MaxConns int
 }
 
 // ErrStopped is returned by Next when the node is stopped (Interrupt, Close)
@@ -120,6 +121,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.TLS == nil {
 		return nil, errors.New("server: a TLS configuration is required")
 	}
+	if err := checkListenerTLS("server", cfg.TLS); err != nil {
+		return nil, err
+	}
 	if err := cfg.Dataset.Validate(); err != nil {
 		return nil, err
 	}
@@ -135,6 +139,11 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 // loadOrCreateKey reads the server's key pair, or generates and writes one.
 func loadOrCreateKey(path string) (protocol.ReceiverKey, error) {
 	var k protocol.ReceiverKey
+	if _, err := os.Stat(path); err == nil {
+		if err := pki.CheckPrivate(path); err != nil {
+			return k, fmt.Errorf("server key: %w", err)
+		}
+	}
 	b, err := os.ReadFile(path)
 	if err == nil {
 		if err := k.UnmarshalBinary(b); err != nil {
@@ -209,12 +218,12 @@ func (s *Server) Serve(lis net.Listener) error {
 	}
 	s.mu.Lock()
 	if s.grpc == nil {
-		s.grpc = grpc.NewServer(serverOptions(s.cfg.TLS)...)
+		s.grpc = grpc.NewServer(serverOptions(s.cfg.TLS, serverLimits{recv: batchLimit(s.run)})...)
 		pb.RegisterServerServer(s.grpc, s)
 	}
 	g := s.grpc
 	s.mu.Unlock()
-	return g.Serve(lis)
+	return g.Serve(newLimitListener(lis, s.cfg.MaxConns))
 }
 
 // RoundApplied records a round the loop applied in the metrics: its
@@ -311,27 +320,13 @@ func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, er
 	}
 }
 
-// fromShuffler refuses a call from anyone but the shuffler.
-func fromShuffler(ctx context.Context) error {
-	p, ok := peer.FromContext(ctx)
-	if ok {
-		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && pki.IsShuffler(ti.State) {
-			return nil
-		}
-	}
-	return status.Error(codes.PermissionDenied, pki.ErrNotShuffler.Error())
-}
-
 // GetRun implements the Server service: the public run specification.
 func (s *Server) GetRun(context.Context, *pb.GetRunRequest) (*pb.RunSpec, error) {
 	return s.spec, nil
 }
 
-// GetModel implements the Server service (shuffler only).
+// GetModel implements the Server service (shuffler only: rpcRoles).
 func (s *Server) GetModel(ctx context.Context, req *pb.GetModelRequest) (*pb.Model, error) {
-	if err := fromShuffler(ctx); err != nil {
-		return nil, err
-	}
 	if req.Run != s.run.Run {
 		return nil, status.Errorf(codes.NotFound, "run %q, the server's is %q", req.Run, s.run.Run)
 	}
@@ -355,13 +350,11 @@ func (s *Server) GetModel(ctx context.Context, req *pb.GetModelRequest) (*pb.Mod
 	}
 }
 
-// SubmitBatch implements the Server service (shuffler only): the batch is
+// SubmitBatch implements the Server service (shuffler only: rpcRoles; the
+// message is bounded by batchLimit before it is read): the batch is
 // checked (run, report length, batch size, distinct report ids, one key id
 // the server holds) and handed to the training loop waiting in Next.
 func (s *Server) SubmitBatch(ctx context.Context, pbb *pb.Batch) (*pb.BatchAck, error) {
-	if err := fromShuffler(ctx); err != nil {
-		return nil, err
-	}
 	b, err := s.checkBatch(pbb)
 	if err != nil {
 		s.cfg.Metrics.BatchRejected(batchReason(err))
@@ -468,11 +461,9 @@ func (c countingOpener) Open(b protocol.Binding, sealed []byte) ([]byte, error) 
 	return r, err
 }
 
-// Stop implements the Server service (shuffler only): no more rounds.
+// Stop implements the Server service (shuffler only: rpcRoles): no more
+// rounds.
 func (s *Server) Stop(ctx context.Context, req *pb.StopRequest) (*pb.StopAck, error) {
-	if err := fromShuffler(ctx); err != nil {
-		return nil, err
-	}
 	if req.Run != s.run.Run {
 		return nil, status.Errorf(codes.NotFound, "run %q, the server's is %q", req.Run, s.run.Run)
 	}

@@ -34,7 +34,8 @@ const DefaultRoundTimeout = 2 * time.Minute
 // ShufflerConfig configures a Shuffler.
 type ShufflerConfig struct {
 	// Server is the server's address; ServerTLS the configuration to dial
-	// it with (pki.ClientTLS with the shuffler's certificate).
+	// it with (pki.ClientTLS with the shuffler's bundle; only the server's
+	// identity is accepted).
 	Server    string
 	ServerTLS *tls.Config
 	// TLS is the listener's configuration (pki.ServerTLS, the shuffler's
@@ -69,6 +70,11 @@ type ShufflerConfig struct {
 	RoundTimeout time.Duration
 	// Log receives one line per round and per rejection burst (nil: none).
 	Log *log.Logger
+	// MaxConns bounds the listener's open connections (0:
+	// DefaultMaxConns); FirstMessage the wait for a stream's first
+	// message, its credentials (0: DefaultFirstMessage).
+	MaxConns     int
+	FirstMessage time.Duration
 }
 
 // Shuffler is the shuffler role as a network node: a shuffler.Service
@@ -148,6 +154,9 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 		return nil, fmt.Errorf("adjacency must be %s or %s (the weakest relation the shuffler debits Gaussian runs for), got %q",
 			event.AdjacencyReplaceOne, event.AdjacencyZeroOut, cfg.Adjacency)
 	}
+	if err := checkListenerTLS("shuffler", cfg.TLS); err != nil {
+		return nil, err
+	}
 	if cfg.Adjacency == "" {
 		cfg.Adjacency = event.AdjacencyReplaceOne
 	}
@@ -170,7 +179,7 @@ func (s *Shuffler) logf(format string, args ...any) {
 // lis and runs rounds until the server finishes the run, the budget is
 // spent (the server is told), or ctx is cancelled.
 func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
-	conn, err := dial(s.cfg.Server, s.cfg.ServerTLS)
+	conn, err := dial(s.cfg.Server, s.cfg.ServerTLS, pki.RoleServer)
 	if err != nil {
 		return err
 	}
@@ -205,13 +214,13 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		return err
 	}
 	s.mu.Lock()
-	s.grpc = grpc.NewServer(serverOptions(s.cfg.TLS)...)
+	s.grpc = grpc.NewServer(serverOptions(s.cfg.TLS, serverLimits{recv: reportLimit(s.run), firstMessage: s.cfg.FirstMessage, idle: s.cfg.RoundTimeout})...)
 	pb.RegisterShufflerServer(s.grpc, s)
 	g := s.grpc
 	s.mu.Unlock()
 	close(s.ready)
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- g.Serve(lis) }()
+	go func() { serveErr <- g.Serve(newLimitListener(lis, s.cfg.MaxConns)) }()
 	defer func() {
 		s.finish()
 		g.GracefulStop()
@@ -268,7 +277,7 @@ func epsString(l *ledger.Ledger) string {
 func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Ledger) error {
 	after := int64(-1)
 	for {
-		m, err := srv.GetModel(ctx, &pb.GetModelRequest{Run: s.run.Run, AfterVersion: after}, grpc.WaitForReady(true))
+		m, err := srv.GetModel(ctx, &pb.GetModelRequest{Run: s.run.Run, AfterVersion: after}, grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(modelLimit(s.run)))
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -475,9 +484,17 @@ func uniqueWorkers(m map[int64]*worker) []*worker {
 // Work implements the Shuffler service: register the caller's clients
 // (every credential checked) and stream their rounds.
 func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[pb.Assignment]) error {
+	if len(req.Clients) == 0 { // nothing to authenticate: nothing to hold open
+		s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
+		s.cfg.Metrics.ReportsRejected(RejectUnauthenticated.Label(), 1)
+		return status.Error(codes.Unauthenticated, "Work without any client credential")
+	}
 	<-s.ready
 	if req.Run != s.run.Run {
 		return status.Errorf(codes.NotFound, "run %q, the shuffler's is %q", req.Run, s.run.Run)
+	}
+	if len(req.Clients) > s.run.Population {
+		return status.Errorf(codes.InvalidArgument, "%d clients registered, the run has %d", len(req.Clients), s.run.Population)
 	}
 	for _, c := range req.Clients {
 		if c.Client >= int64(s.run.Population) || !s.cfg.Enroller.Verify(c.Client, c.Token) {
@@ -533,6 +550,7 @@ func (s *Shuffler) Submit(stream grpc.ClientStreamingServer[pb.ReportChunk, pb.S
 	ack := &pb.SubmitAck{Rejected: map[string]int64{}}
 	rejected := map[Reason]int64{}
 	var round int64
+	first := true
 	for {
 		chunk, err := stream.Recv()
 		if err == io.EOF {
@@ -542,6 +560,12 @@ func (s *Shuffler) Submit(stream grpc.ClientStreamingServer[pb.ReportChunk, pb.S
 			return err
 		}
 		round = chunk.Round
+		if first && !s.authenticates(chunk) {
+			s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
+			s.cfg.Metrics.ReportsRejected(RejectUnauthenticated.Label(), 1)
+			return status.Error(codes.Unauthenticated, "the stream's first message carries no valid client credential")
+		}
+		first = false
 		for _, d := range chunk.Declined {
 			if reason, ok := s.decline(chunk, d); !ok {
 				rejected[reason]++
@@ -570,6 +594,26 @@ func (s *Shuffler) Submit(stream grpc.ClientStreamingServer[pb.ReportChunk, pb.S
 		}
 	}
 	return stream.SendAndClose(ack)
+}
+
+// authenticates reports whether a Submit stream's first chunk carries at
+// least one valid client credential (a stream that does not is closed
+// before it can send more).
+func (s *Shuffler) authenticates(chunk *pb.ReportChunk) bool {
+	if chunk.Run != s.run.Run {
+		return false
+	}
+	for _, r := range chunk.Reports {
+		if s.cfg.Enroller.Verify(r.Client, r.Token) {
+			return true
+		}
+	}
+	for _, d := range chunk.Declined {
+		if s.cfg.Enroller.Verify(d.Client, d.Token) {
+			return true
+		}
+	}
+	return false
 }
 
 // accept checks and submits one report.

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // secretSize is the length of the client-credential secret.
@@ -35,16 +37,18 @@ func NewEnroller(secret []byte) (*Enroller, error) {
 	return &Enroller{secret: append([]byte(nil), secret...)}, nil
 }
 
-// LoadEnroller reads the secret of a PKI directory (clients.key), refusing
-// a file readable by others than its owner.
+// LoadEnroller reads the client-credential secret (clients.key) of the
+// shuffler's bundle dir, or of the operator's part of a pki init
+// directory dir, refusing a file with group or other permissions.
 func LoadEnroller(dir string) (*Enroller, error) {
-	p := dir + string(os.PathSeparator) + ClientsKeyFile
-	st, err := os.Stat(p)
-	if err != nil {
-		return nil, fmt.Errorf("pki: %w", err)
+	p := filepath.Join(dir, ClientsKeyFile)
+	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		if op := filepath.Join(dir, OperatorDir, ClientsKeyFile); fileExists(op) {
+			p = op
+		}
 	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("pki: %s is readable by others (mode %v); chmod 600 it", p, st.Mode().Perm())
+	if err := CheckPrivate(p); err != nil {
+		return nil, err
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -84,10 +88,22 @@ func (c *Credentials) Token(client int64) []byte {
 	return c.Tokens[client-c.Lo]
 }
 
-// Enrol issues the credentials of the clients [lo, hi).
+// MaxEnrol is the most clients one credentials file holds (Enrol refuses
+// more): about 60 MB of JSON, read whole by the client process hosting
+// them. Enrol a larger population in several files.
+const MaxEnrol = 1_000_000
+
+// maxCredentialsFile bounds the size of a credentials file ReadCredentials
+// reads (MaxEnrol tokens in base64 JSON, with room).
+const maxCredentialsFile = 64 * MaxEnrol
+
+// Enrol issues the credentials of the clients [lo, hi) (at most MaxEnrol).
 func (e *Enroller) Enrol(lo, hi int64) (*Credentials, error) {
 	if lo < 0 || hi <= lo {
 		return nil, fmt.Errorf("clients must be LO:HI with 0 <= LO < HI, got %d:%d", lo, hi)
+	}
+	if hi-lo > MaxEnrol {
+		return nil, fmt.Errorf("clients %d:%d: %d clients, at most %d per credentials file (enrol the range in several files, one per client process)", lo, hi, hi-lo, MaxEnrol)
 	}
 	c := &Credentials{Lo: lo, Hi: hi, Tokens: make([][]byte, hi-lo)}
 	for i := range c.Tokens {
@@ -105,8 +121,16 @@ func WriteCredentials(path string, c *Credentials) error {
 	return writeFile(path, b, 0o600)
 }
 
-// ReadCredentials reads a credentials file and checks its shape.
+// ReadCredentials reads a credentials file and checks its shape, refusing
+// a file with group or other permissions and one larger than MaxEnrol
+// credentials could be.
 func ReadCredentials(path string) (*Credentials, error) {
+	if err := CheckPrivate(path); err != nil {
+		return nil, fmt.Errorf("credentials: %w", err)
+	}
+	if st, err := os.Stat(path); err == nil && st.Size() > maxCredentialsFile {
+		return nil, fmt.Errorf("credentials %s: %d bytes, more than %d credentials could take", path, st.Size(), MaxEnrol)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("credentials: %w", err)

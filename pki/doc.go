@@ -1,22 +1,28 @@
 // Package pki is the small public-key infrastructure of a networked
-// shuffledp deployment: a local certificate authority, TLS certificates
-// for the server and the shuffler (with subject alternative names for the
-// addresses they listen on), the TLS configurations of every connection,
-// and the clients' credentials.
+// shuffledp deployment: a certificate authority, one certificate per role
+// bound to that role, the TLS configurations that check the peer's role
+// inside the handshake, and the clients' credentials.
 //
-// Layout of a PKI directory (private keys 0600):
+// Every certificate names its role as a URI subject alternative name, the
+// SPIFFE ID spiffe://DEPLOYMENT/ROLE (server, shuffler or client), and the
+// authority names the deployment (spiffe://DEPLOYMENT). A listener accepts
+// only the roles that may call it (Callers: the server the shuffler and
+// clients, the shuffler clients only) and a dialler only the role it dials
+// (Callees, RequirePeer); a valid certificate of another role fails the
+// handshake with an error naming the expected and the presented role.
 //
-//	ca.pem, ca.key               the authority (ECDSA P-256, self-signed)
-//	server.pem, server.key       the server's certificate (server auth)
-//	shuffler.pem, shuffler.key   the shuffler's certificate (server and
-//	                             client auth: it dials the server, which
-//	                             accepts batches only from it)
-//	clients.key                  the 32-byte secret client credentials are
-//	                             derived from (the shuffler's, see Enroller)
+// pki init runs on the operator's trusted machine and writes one bundle
+// per host (InitWith):
 //
-// `shuffledp up` creates one under its state directory; a deployment on
-// several machines creates it with `shuffledp pki init` and copies ca.pem
-// to every host, the server's pair to the server's host, the shuffler's pair
-// and clients.key to the shuffler's host, and each client's credential
-// file (`shuffledp pki enrol`) to its host.
+//	DIR/operator/  ca.pem ca.key clients.key   never leaves the operator
+//	DIR/server/    ca.pem server.pem server.key
+//	DIR/shuffler/  ca.pem shuffler.pem shuffler.key clients.key
+//	DIR/client/    ca.pem client.pem client.key
+//
+// Clients also hold their credentials (`pki enrol`): the bearer token of
+// client i is HMAC-SHA256(clients.key, label || i) (Enroller). The client
+// certificate, shared by all clients, proves "a client of this deployment";
+// the token proves which one. pki rotate replaces one role's key and
+// certificate (Rotate). Secret files (keys, clients.key, credentials) with
+// group or other permissions are refused when loaded (CheckPrivate).
 package pki

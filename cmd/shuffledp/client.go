@@ -32,11 +32,11 @@ func parseRange(flag, s string) (lo, hi int64, err error) {
 
 func newClientCmd() *cobra.Command {
 	var (
-		shufAddr, srvAddr, clients, dataDir, caFile, credFile string
+		shufAddr, srvAddr, clients, dataDir, pkiDir, credFile string
 		workers                                               int
 	)
 	cmd := &cobra.Command{
-		Use:   "client --shuffler ADDR --server ADDR --clients LO:HI --data-dir DIR --ca FILE --credentials FILE",
+		Use:   "client --shuffler ADDR --server ADDR --clients LO:HI --data-dir DIR --pki DIR --credentials FILE",
 		Short: "Run a pool of clients of a networked run (one process, many simulated clients)",
 		Long: `client hosts the clients LO..HI-1 of a networked run in one process (client i
 holds training example i). It reads the run's specification and the server's
@@ -45,14 +45,19 @@ otherwise substitute its own key), registers its clients with the shuffler
 (each with its enrolment credential, --credentials from shuffledp pki enrol),
 and for every round in which some are sampled computes their gradients, clips,
 randomizes with noise from crypto/rand, seals with HPKE to the server and
-streams the sealed reports to the shuffler.`,
+streams the sealed reports to the shuffler.
+
+TLS: --pki DIR is the client bundle (DIR/client of shuffledp pki init: ca.pem,
+client.pem, client.key). The process presents the client certificate and
+completes a handshake only with the server's certificate at --server and the
+shuffler's at --shuffler.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
 			case shufAddr == "" || srvAddr == "":
 				return errors.New("shuffler and server are required: their ADDRs")
-			case caFile == "":
-				return errors.New("ca is required: the deployment's ca.pem")
+			case pkiDir == "":
+				return errors.New("pki is required: the client bundle (DIR/client of `shuffledp pki init --dir DIR`)")
 			case credFile == "":
 				return errors.New("credentials is required: the file shuffledp pki enrol wrote for these clients")
 			}
@@ -67,7 +72,7 @@ streams the sealed reports to the shuffler.`,
 			if err != nil {
 				return err
 			}
-			tc, err := pki.ClientTLS(caFile, "", "")
+			tc, err := pki.ClientTLS(pkiDir, pki.RoleClient)
 			if err != nil {
 				return err
 			}
@@ -89,7 +94,7 @@ streams the sealed reports to the shuffler.`,
 	fl.StringVar(&srvAddr, "server", "", "the server's `ADDR` (for the run specification and key configs)")
 	fl.StringVar(&clients, "clients", "", "the clients `LO:HI` this process hosts (client i holds training example i)")
 	fl.StringVar(&dataDir, "data-dir", "", "`DIR` holding the run's data set (mnist); not needed for synthetic")
-	fl.StringVar(&caFile, "ca", "", "the deployment's CA certificate `FILE` (ca.pem)")
+	fl.StringVar(&pkiDir, "pki", "", "the client bundle `DIR` (DIR/client of shuffledp pki init: ca.pem, client.pem, client.key)")
 	fl.StringVar(&credFile, "credentials", "", "the clients' credentials `FILE` (shuffledp pki enrol)")
 	fl.IntVar(&workers, "workers", 1, "goroutines computing reports")
 	return cmd

@@ -233,19 +233,19 @@ func TestNetworkedKillLoop(t *testing.T) {
 		}
 		srvAddr, shAddr := filepath.Join(dir, fmt.Sprintf("srv%d.addr", iter)), filepath.Join(dir, fmt.Sprintf("sh%d.addr", iter))
 		srv = startNetProc(t, "server", envOf("server"), append([]string{"server", "--listen", "127.0.0.1:0", "--addr-file", srvAddr,
-			"--state", srvState, "--pki", pkiDir}, netCrashRun...)...)
+			"--state", srvState, "--pki", filepath.Join(pkiDir, "server")}, netCrashRun...)...)
 		sa := waitNetAddr(t, srvAddr, srv)
 		if sa == "" {
 			return srv, nil, nil
 		}
 		sh = startNetProc(t, "shuffler", envOf("shuffler"), "shuffler", "--listen", "127.0.0.1:0", "--addr-file", shAddr,
-			"--server", sa, "--state", shufState, "--pki", pkiDir)
+			"--server", sa, "--state", shufState, "--pki", filepath.Join(pkiDir, "shuffler"))
 		ha := waitNetAddr(t, shAddr, sh)
 		if ha == "" {
 			return srv, sh, nil
 		}
 		cl = startNetProc(t, "client", nil, "client", "--shuffler", ha, "--server", sa, "--clients", "0:60", "--workers", "2",
-			"--ca", filepath.Join(pkiDir, "ca.pem"), "--credentials", creds)
+			"--pki", filepath.Join(pkiDir, "client"), "--credentials", creds)
 		return srv, sh, cl
 	}
 	rng := rand.New(rand.NewPCG(14, 7))

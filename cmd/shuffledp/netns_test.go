@@ -122,26 +122,26 @@ func TestThreeHostsNetns(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	// On the server host: the deployment's PKI, with the hosts' addresses
-	// in the server's and the shuffler's certificates.
-	pkiDir := filepath.Join(dir, "srv", "pki")
-	os.MkdirAll(filepath.Dir(pkiDir), 0o700)
+	// On the operator's trusted machine: the deployment's PKI, with the
+	// hosts' addresses in the server's and the shuffler's certificates,
+	// one bundle per host; the client credentials are enrolled there too.
+	// Each host is given its bundle only (ca.key and the operator's copy
+	// of clients.key never leave the operator).
+	opDir := filepath.Join(dir, "operator")
+	os.MkdirAll(opDir, 0o700)
+	pkiDir := filepath.Join(opDir, "pki")
 	if out, err := runCmd(t, newPKICmd, "init", "--dir", pkiDir, "--hosts", netnsServerIP+","+netnsShufflerIP); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	// Copied to the shuffler host: ca.pem, its pair and the credential
-	// secret; to the client host: ca.pem and the credential files enrolled
-	// on the shuffler host. The server runs with ca.pem and its pair only
-	// (ca.key is kept offline).
 	srvPKI := filepath.Join(dir, "srv", "certs")
-	copyFiles(t, pkiDir, srvPKI, "ca.pem", "server.pem", "server.key")
+	copyFiles(t, filepath.Join(pkiDir, "server"), srvPKI, "ca.pem", "server.pem", "server.key")
 	shfPKI := filepath.Join(dir, "shf", "pki")
-	copyFiles(t, pkiDir, shfPKI, "ca.pem", "shuffler.pem", "shuffler.key", "clients.key")
+	copyFiles(t, filepath.Join(pkiDir, "shuffler"), shfPKI, "ca.pem", "shuffler.pem", "shuffler.key", "clients.key")
 	cliDir := filepath.Join(dir, "cli")
-	copyFiles(t, pkiDir, cliDir, "ca.pem")
+	copyFiles(t, filepath.Join(pkiDir, "client"), cliDir, "ca.pem", "client.pem", "client.key")
 	for _, r := range []string{"0:30", "30:60"} {
 		out := filepath.Join(cliDir, "clients-"+strings.Replace(r, ":", "-", 1)+".json")
-		if o, err := runCmd(t, newPKICmd, "enrol", "--dir", shfPKI, "--clients", r, "--out", out); err != nil {
+		if o, err := runCmd(t, newPKICmd, "enrol", "--dir", pkiDir, "--clients", r, "--out", out); err != nil {
 			t.Fatalf("%v\n%s", err, o)
 		}
 	}
@@ -175,7 +175,7 @@ func TestThreeHostsNetns(t *testing.T) {
 	var clientOut []*bytes.Buffer
 	for _, r := range []string{"0:30", "30:60"} {
 		c, out := start("cli", "client", "--shuffler", shfAddr, "--server", srvAddr, "--clients", r, "--workers", "1",
-			"--ca", filepath.Join(cliDir, "ca.pem"), "--credentials", filepath.Join(cliDir, "clients-"+strings.Replace(r, ":", "-", 1)+".json"))
+			"--pki", cliDir, "--credentials", filepath.Join(cliDir, "clients-"+strings.Replace(r, ":", "-", 1)+".json"))
 		clients, clientOut = append(clients, c), append(clientOut, out)
 	}
 	dump := func() string {

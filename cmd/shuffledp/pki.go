@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,43 +13,75 @@ import (
 
 func init() { rootCmd.AddCommand(newPKICmd()) }
 
+// splitHosts splits a --hosts value ("" is none; every entry is checked
+// by pki.ParseHosts, an empty one included).
+func splitHosts(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
 func newPKICmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pki",
 		Short: "Create a networked deployment's certificates and client credentials",
 		Args:  cobra.NoArgs,
 	}
-	var dir, hosts string
+	var dir, hosts, deployment string
 	initCmd := &cobra.Command{
-		Use:   "init --dir DIR [--hosts H1,H2]",
-		Short: "Create a local CA, the server's and the shuffler's TLS certificates and the client-credential secret",
-		Long: `init creates DIR (keys 0600): ca.pem/ca.key, server.pem/server.key,
-shuffler.pem/shuffler.key (valid for the loopback addresses, localhost and
---hosts) and clients.key, the shuffler's secret from which client credentials
-are derived. An existing complete DIR is kept.`,
+		Use:   "init --dir DIR [--hosts H1,H2] [--deployment NAME]",
+		Short: "Create the deployment's authority, one certificate per role and the client-credential secret, as one bundle per host",
+		Long: `init runs on the operator's trusted machine. It creates DIR (its parent must
+exist) with one bundle per host, each holding only that host's secrets (keys
+0600):
+
+  DIR/operator/  ca.pem ca.key clients.key   stays on the operator's machine
+  DIR/server/    ca.pem server.pem server.key        copy to the server's host
+  DIR/shuffler/  ca.pem shuffler.pem shuffler.key clients.key   to the shuffler's
+  DIR/client/    ca.pem client.pem client.key        to every client host
+
+Every certificate names its role as the URI spiffe://NAME/ROLE (--deployment
+NAME, default shuffledp); each role completes a TLS handshake only with the
+roles it talks to. The server's and the shuffler's certificates are valid for
+the loopback addresses, localhost and --hosts (IP addresses or DNS names; a
+malformed or repeated entry is refused).
+
+A rerun on a complete DIR with the same --hosts keeps it; other --hosts are
+refused (pki rotate --role server|shuffler --hosts reissues a certificate for
+new hosts explicitly).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
-				return errors.New("dir is required")
+				return errors.New("dir is required: the directory to create (on the operator's trusted machine)")
 			}
-			var hs []string
-			if hosts != "" {
-				hs = strings.Split(hosts, ",")
-			}
-			if err := pki.Init(dir, hs); err != nil {
+			kept, err := pki.InitWith(dir, pki.InitConfig{Hosts: splitHosts(hosts), Deployment: deployment})
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "pki in %s\n", dir)
+			out := cmd.OutOrStdout()
+			if kept {
+				fmt.Fprintf(out, "pki in %s kept (complete, same hosts)\n", dir)
+				return nil
+			}
+			fmt.Fprintf(out, "pki in %s: copy %s to the server's host, %s to the shuffler's, %s to each client host; %s stays here\n",
+				dir, filepath.Join(dir, pki.RoleServer), filepath.Join(dir, pki.RoleShuffler), filepath.Join(dir, pki.RoleClient), filepath.Join(dir, pki.OperatorDir))
 			return nil
 		},
 	}
 	initCmd.Flags().StringVar(&dir, "dir", "", "the PKI `DIR` to create (its parent must exist)")
-	initCmd.Flags().StringVar(&hosts, "hosts", "", "extra host names or IP addresses of the server and shuffler certificates, comma separated")
+	initCmd.Flags().StringVar(&hosts, "hosts", "", "extra host names or IP addresses of the server's and the shuffler's certificates, comma separated")
+	initCmd.Flags().StringVar(&deployment, "deployment", pki.DefaultDeployment, "the deployment's `NAME` (the trust domain of spiffe://NAME/ROLE)")
+
 	var edir, clients, out string
 	enrolCmd := &cobra.Command{
 		Use:   "enrol --dir DIR --clients LO:HI --out FILE",
 		Short: "Issue the credentials of clients LO..HI-1 (a file for the client process hosting them)",
-		Args:  cobra.NoArgs,
+		Long: fmt.Sprintf(`enrol issues the bearer credentials of clients LO..HI-1 into FILE (0600, never
+overwritten), for the client process hosting them. DIR is the directory pki
+init wrote (its operator/clients.key) or the shuffler's bundle. At most %d
+clients per file: enrol a larger population in several files.`, pki.MaxEnrol),
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if edir == "" || out == "" {
 				return errors.New("dir and out are required")
@@ -56,6 +89,9 @@ are derived. An existing complete DIR is kept.`,
 			lo, hi, err := parseRange("clients", clients)
 			if err != nil {
 				return err
+			}
+			if hi-lo > pki.MaxEnrol {
+				return fmt.Errorf("clients %d:%d: %d clients, at most %d per credentials file; enrol the range in several files", lo, hi, hi-lo, pki.MaxEnrol)
 			}
 			e, err := pki.LoadEnroller(edir)
 			if err != nil {
@@ -65,12 +101,51 @@ are derived. An existing complete DIR is kept.`,
 			if err != nil {
 				return err
 			}
-			return pki.WriteCredentials(out, c)
+			if err := pki.WriteCredentials(out, c); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "enrolled clients %d..%d (%d credentials) in %s\n", lo, hi-1, hi-lo, out)
+			return nil
 		},
 	}
-	enrolCmd.Flags().StringVar(&edir, "dir", "", "the PKI `DIR` (clients.key)")
+	enrolCmd.Flags().StringVar(&edir, "dir", "", "the PKI `DIR` (pki init's directory, or the shuffler's bundle)")
 	enrolCmd.Flags().StringVar(&clients, "clients", "", "the clients `LO:HI`")
 	enrolCmd.Flags().StringVar(&out, "out", "", "the credentials `FILE` to write (0600, never overwritten)")
-	cmd.AddCommand(initCmd, enrolCmd)
+
+	var rdir, role, rhosts string
+	rotateCmd := &cobra.Command{
+		Use:   "rotate --dir DIR --role server|shuffler|client [--hosts H1,H2]",
+		Short: "Replace one role's key and certificate (the authority, the other bundles, the credentials and the ledgers are untouched)",
+		Long: `rotate runs on the operator's machine, in the directory pki init wrote. It
+replaces ROLE's private key and certificate in DIR/ROLE, signed by the
+authority in DIR/operator, and changes nothing else: not the authority, not
+the other roles' bundles, not the client credentials, not the server's HPKE
+key, not any ledger. Copy the new bundle to the role's host and restart the
+role; a run resumes where it was.
+
+--hosts replaces the server's or the shuffler's host names and addresses
+(otherwise the old certificate's are kept).
+
+There is no revocation list: the old certificate stays valid until it
+expires. After a compromised key, create a new deployment (pki init in a new
+directory, re-enrol the clients) instead.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rdir == "" || role == "" {
+				return errors.New("dir and role are required")
+			}
+			c, err := pki.Rotate(rdir, pki.RotateConfig{Role: role, Hosts: splitHosts(rhosts), SetHosts: cmd.Flags().Changed("hosts")})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "rotated the %s's key and certificate (serial %x, valid until %s) in %s; copy it to the %s's host and restart the %s\n",
+				role, c.SerialNumber, c.NotAfter.UTC().Format("2006-01-02"), filepath.Join(rdir, role), role, role)
+			return nil
+		},
+	}
+	rotateCmd.Flags().StringVar(&rdir, "dir", "", "the `DIR` pki init wrote (with operator/ca.key)")
+	rotateCmd.Flags().StringVar(&role, "role", "", "the `ROLE` to rotate: server, shuffler or client")
+	rotateCmd.Flags().StringVar(&rhosts, "hosts", "", "new extra host names or IP addresses (server and shuffler only), comma separated")
+	cmd.AddCommand(initCmd, enrolCmd, rotateCmd)
 	return cmd
 }

@@ -41,9 +41,12 @@ debiting its ledger, opens the reports with its HPKE private key (generated in
 (DIR/metrics.jsonl) and checkpoints are those of train --state. It never sees a
 client identity: clients reach it only to read the public run specification.
 
-TLS: --pki DIR holds ca.pem and the server's certificate and key
-(shuffledp pki init). Only the holder of the shuffler's certificate may pull the
-model or submit batches.
+TLS: --pki DIR is the server's bundle (DIR/server of shuffledp pki init:
+ca.pem, server.pem, server.key; a bundle holding another role's secret is
+refused). Only a peer presenting the shuffler's certificate may pull the
+model, submit batches or stop the run; clients (the client certificate) may
+read the public run specification only; any other peer fails the TLS
+handshake.
 
 --metrics-listen ADDR serves Prometheus metrics (rounds, batches and reports
 refused by reason, batch sizes, round latency, test accuracy) at
@@ -55,7 +58,7 @@ http://ADDR/metrics.`,
 	}
 	addTrainFlags(cmd.Flags(), &f)
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:7060", "`ADDR` to listen on (host:port; port 0 picks a free port)")
-	cmd.Flags().StringVar(&pkiDir, "pki", "", "PKI `DIR` (ca.pem, server.pem, server.key; see shuffledp pki init)")
+	cmd.Flags().StringVar(&pkiDir, "pki", "", "the server's bundle `DIR` (DIR/server of shuffledp pki init: ca.pem, server.pem, server.key)")
 	cmd.Flags().StringVar(&addrTo, "addr-file", "", "write the address listened on to this `FILE` (for --listen with port 0)")
 	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", metricsListenUsage)
 	cmd.Flags().StringVar(&mAddrTo, "metrics-addr-file", "", "write the metrics address to this `FILE`")
@@ -69,7 +72,7 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 		return errors.New("state is required: the server's state directory (model checkpoint, metrics, HPKE key)")
 	}
 	if pkiDir == "" {
-		return errors.New("pki is required: a directory made by `shuffledp pki init`")
+		return errors.New("pki is required: the server's bundle (DIR/server of `shuffledp pki init --dir DIR`)")
 	}
 	if f.validation != 0 {
 		return errors.New("validation: a networked server holds no training data to hold out")

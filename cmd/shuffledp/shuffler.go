@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log"
 	"net"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -59,7 +58,7 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 			case state == "":
 				return errors.New("state is required: the shuffler's state directory (its durable ledger)")
 			case pkiDir == "":
-				return errors.New("pki is required: a directory made by `shuffledp pki init`")
+				return errors.New("pki is required: the shuffler's bundle (DIR/shuffler of `shuffledp pki init --dir DIR`)")
 			case server == "":
 				return errors.New("server is required: the server's ADDR")
 			}
@@ -90,7 +89,7 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 			if err != nil {
 				return err
 			}
-			dialTLS, err := pki.ClientTLS(filepath.Join(pkiDir, pki.CAFile), pkiDir, pki.RoleShuffler)
+			dialTLS, err := pki.ClientTLS(pkiDir, pki.RoleShuffler, pki.RoleServer)
 			if err != nil {
 				return err
 			}
@@ -134,7 +133,7 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 	fl.StringVar(&listen, "listen", "127.0.0.1:7061", "`ADDR` to listen on for clients (port 0 picks a free port)")
 	fl.StringVar(&server, "server", "", "the server's `ADDR`")
 	fl.StringVar(&state, "state", "", "the shuffler's state `DIR` (durable ledger; its parent must exist)")
-	fl.StringVar(&pkiDir, "pki", "", "PKI `DIR` (ca.pem, shuffler.pem, shuffler.key, clients.key)")
+	fl.StringVar(&pkiDir, "pki", "", "the shuffler's bundle `DIR` (DIR/shuffler of shuffledp pki init: ca.pem, shuffler.pem, shuffler.key, clients.key)")
 	fl.StringVar(&ledgerURL, "ledger", "", "ledger `URL`: postgres://... (default: the embedded SQLite ledger DIR/ledger.db)")
 	fl.DurationVar(&timeout, "round-timeout", node.DefaultRoundTimeout, "how long to wait for a round's reports before releasing (a round missing a report is discarded, nothing debited)")
 	fl.Float64Var(&delta, "delta", 1e-5, "the shuffler's delta: its ledger debits at it; a run of another delta is refused")

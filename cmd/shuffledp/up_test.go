@@ -174,14 +174,14 @@ func TestRolesByHand(t *testing.T) {
 		return c, &out
 	}
 	srvArgs := append([]string{"server", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "srv.addr"),
-		"--state", srvState, "--pki", pkiDir, "--epochs", "1"}, upRun...)
+		"--state", srvState, "--pki", filepath.Join(pkiDir, "server"), "--epochs", "1"}, upRun...)
 	srv, srvOut := start(srvArgs...)
 	srvAddr := waitFile(t, filepath.Join(dir, "srv.addr"), srv, srvOut)
 	sh, shOut := start("shuffler", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "sh.addr"),
-		"--server", srvAddr, "--state", state, "--pki", pkiDir)
+		"--server", srvAddr, "--state", state, "--pki", filepath.Join(pkiDir, "shuffler"))
 	shAddr := waitFile(t, filepath.Join(dir, "sh.addr"), sh, shOut)
 	cl, clOut := start("client", "--shuffler", shAddr, "--server", srvAddr, "--clients", "0:60", "--workers", "2",
-		"--ca", filepath.Join(pkiDir, "ca.pem"), "--credentials", creds)
+		"--pki", filepath.Join(pkiDir, "client"), "--credentials", creds)
 	for _, p := range []struct {
 		c   *exec.Cmd
 		out *bytes.Buffer

@@ -1,0 +1,238 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+
+	"github.com/shuffledp/shuffledp/pki"
+	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
+	"github.com/shuffledp/shuffledp/protocol"
+)
+
+// rpcRoles maps every RPC to the roles allowed to call it. The TLS
+// handshake already refused any peer whose role may call none of a
+// listener's RPCs (pki.Callers); this is the per-call check among the
+// others, made when the call's headers arrive, before a byte of its
+// message is read. An RPC missing here is refused.
+var rpcRoles = map[string][]string{
+	pb.Server_GetRun_FullMethodName:      {pki.RoleShuffler, pki.RoleClient},
+	pb.Server_GetModel_FullMethodName:    {pki.RoleShuffler},
+	pb.Server_SubmitBatch_FullMethodName: {pki.RoleShuffler},
+	pb.Server_Stop_FullMethodName:        {pki.RoleShuffler},
+	pb.Shuffler_Work_FullMethodName:      {pki.RoleClient},
+	pb.Shuffler_Submit_FullMethodName:    {pki.RoleClient},
+}
+
+// Limits of every node's gRPC server.
+const (
+	// maxStreams bounds the calls in flight on one connection (a client
+	// pool holds a Work stream and one Submit stream at a time; the
+	// shuffler a model poll, a batch and a stop).
+	maxStreams = 16
+	// DefaultMaxConns bounds a listener's open connections (beyond it new
+	// ones are closed at once).
+	DefaultMaxConns = 1024
+	// handshakeTimeout bounds a connection's TLS handshake.
+	handshakeTimeout = 10 * time.Second
+	// DefaultFirstMessage bounds the wait for a stream's first message
+	// (its credentials).
+	DefaultFirstMessage = 10 * time.Second
+	// msgMargin is added to every message limit computed from the run
+	// (field tags, lengths, the run name, ids).
+	msgMargin = 64 << 10
+	// specLimit bounds a run specification or a small reply.
+	specLimit = 1 << 20
+	// sendLimit bounds what a node sends (it built the message itself).
+	sendLimit = 256 << 20
+)
+
+// checkRole refuses a call whose peer's role may not make it.
+func checkRole(ctx context.Context, method string) error {
+	allowed, ok := rpcRoles[method]
+	if !ok {
+		return status.Errorf(codes.PermissionDenied, "%s: no role may call it", method)
+	}
+	role := ""
+	if p, ok := peer.FromContext(ctx); ok {
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+			role = pki.PeerRole(ti.State)
+		}
+	}
+	if !slices.Contains(allowed, role) {
+		if role == "" {
+			role = "none (no certificate)"
+		}
+		return status.Errorf(codes.PermissionDenied, "%s is for role %s; the peer's role is %s", method, strings.Join(allowed, " or "), role)
+	}
+	return nil
+}
+
+// serverLimits size a node's gRPC server from its run.
+type serverLimits struct {
+	// recv is the largest message accepted.
+	recv int
+	// firstMessage bounds the wait for a stream's first message, idle
+	// for every later one (0: no bound after the first).
+	firstMessage, idle time.Duration
+}
+
+// serverOptions are the options of every node's gRPC server: TLS (the
+// peer's role checked in the handshake), the per-call role check when a
+// call's headers arrive (tap) and again before its handler, the message
+// limit sized from the run, bounded streams per connection, a handshake
+// deadline, keepalive enforcement, and first-message and idle deadlines
+// on streams.
+func serverOptions(tc *tls.Config, l serverLimits) []grpc.ServerOption {
+	if l.firstMessage == 0 {
+		l.firstMessage = DefaultFirstMessage
+	}
+	return []grpc.ServerOption{
+		grpc.Creds(credentials.NewTLS(tc)),
+		grpc.MaxRecvMsgSize(l.recv),
+		grpc.MaxSendMsgSize(sendLimit),
+		grpc.MaxConcurrentStreams(maxStreams),
+		grpc.ConnectionTimeout(handshakeTimeout),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 5 * time.Minute, Time: time.Minute, Timeout: 20 * time.Second}),
+		grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {
+			return ctx, checkRole(ctx, info.FullMethodName)
+		}),
+		grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if err := checkRole(ctx, info.FullMethod); err != nil {
+				return nil, err
+			}
+			return h(ctx, req)
+		}),
+		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if err := checkRole(ss.Context(), info.FullMethod); err != nil {
+				return err
+			}
+			return h(srv, &deadlineStream{ServerStream: ss, first: l.firstMessage, idle: l.idle})
+		}),
+	}
+}
+
+// deadlineStream bounds the wait for each message of a stream: the first
+// within first, each later one within idle (0: unbounded). A stream that
+// misses its deadline ends with DeadlineExceeded, which closes it (and so
+// unblocks the pending read).
+type deadlineStream struct {
+	grpc.ServerStream
+	first, idle time.Duration
+	n           int
+}
+
+func (s *deadlineStream) RecvMsg(m any) error {
+	d := s.idle
+	if s.n == 0 {
+		d = s.first
+	}
+	s.n++
+	if d <= 0 {
+		return s.ServerStream.RecvMsg(m)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.ServerStream.RecvMsg(m) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		what := "a message"
+		if s.n == 1 {
+			what = "the first message"
+		}
+		return status.Errorf(codes.DeadlineExceeded, "no %s within %v; stream closed", what, d)
+	}
+}
+
+// reportLimit is the largest message a shuffler accepts from a client for
+// run: a Submit chunk of chunkReports reports (report, token, id, field
+// overhead), or a WorkRequest or a chunk of check-in declines naming every
+// client of the population.
+func reportLimit(run protocol.RunConfig) int {
+	return max(chunkReports*(run.ReportBytes+64), run.Population*64) + msgMargin
+}
+
+// batchLimit is the largest message the server accepts: a batch of the
+// run's largest size.
+func batchLimit(run protocol.RunConfig) int {
+	most := run.PerRound
+	if run.Participation == protocol.ParticipationCheckIn {
+		most = run.Population
+	}
+	return most*run.ReportBytes + msgMargin
+}
+
+// modelLimit is the largest model message (a GetModel reply, or an
+// Assignment relaying the model and naming up to the population's clients).
+func modelLimit(run protocol.RunConfig) int {
+	return run.Dim*9 + run.Population*10 + msgMargin
+}
+
+// limitListener closes connections accepted beyond max open ones at once.
+type limitListener struct {
+	net.Listener
+	sem     chan struct{}
+	refused atomic.Int64
+}
+
+func newLimitListener(l net.Listener, maxConns int) *limitListener {
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConns
+	}
+	return &limitListener{Listener: l, sem: make(chan struct{}, maxConns)}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.sem <- struct{}{}:
+			return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+		default:
+			l.refused.Add(1)
+			c.Close()
+		}
+	}
+}
+
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+// checkListenerTLS refuses a listener configuration that does not check
+// its peers' roles in the handshake.
+func checkListenerTLS(role string, tc *tls.Config) error {
+	if !pki.VerifiesRoles(tc) {
+		return fmt.Errorf("%s: the listener's TLS configuration must check its peers' roles (pki.ServerTLS)", role)
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
+
+	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/pki"
+	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
+)
+
+// impostorConn dials addr presenting role's certificate of the deployment
+// in pkiDir, verifying nothing (as an impostor would).
+func impostorConn(t *testing.T, addr, pkiDir, role string) *grpc.ClientConn {
+	t.Helper()
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pkiDir, role, pki.CertFile(role)), filepath.Join(pkiDir, role, pki.KeyFile(role)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true, Certificates: []tls.Certificate{cert}}
+	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(tc)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestRolesOverGRPC: over the real nodes, each RPC answers only the roles
+// rpcRoles allows, and every impostor holding another role's valid
+// certificate fails: a client at the server's shuffler-only calls, the
+// server's and the shuffler's certificates at the shuffler's client
+// service, a "shuffler" or "server" answering with the wrong certificate.
+func TestRolesOverGRPC(t *testing.T) {
+	_, srvAddr, shAddr, pkiDir, _ := startNodes(t, ledger.NewMemoryStore())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	wait := grpc.WaitForReady(true)
+
+	// A client: the run specification yes, the shuffler's calls no.
+	cli := pb.NewServerClient(impostorConn(t, srvAddr, pkiDir, pki.RoleClient))
+	if _, err := cli.GetRun(ctx, &pb.GetRunRequest{}, wait); err != nil {
+		t.Fatalf("client GetRun: %v", err)
+	}
+	calls := map[string]func() error{
+		"GetModel":    func() error { _, err := cli.GetModel(ctx, &pb.GetModelRequest{AfterVersion: -1}); return err },
+		"SubmitBatch": func() error { _, err := cli.SubmitBatch(ctx, &pb.Batch{Round: 1}); return err },
+		"Stop":        func() error { _, err := cli.Stop(ctx, &pb.StopRequest{}); return err },
+	}
+	for name, call := range calls {
+		err := call()
+		if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "is for role shuffler; the peer's role is client") {
+			t.Errorf("client calling %s: %v", name, err)
+		}
+	}
+	// The server's and the shuffler's certificates at the shuffler's
+	// client service: no handshake.
+	for _, role := range []string{pki.RoleServer, pki.RoleShuffler} {
+		sh := pb.NewShufflerClient(impostorConn(t, shAddr, pkiDir, role))
+		w, err := sh.Work(ctx, &pb.WorkRequest{Run: "x", Clients: []*pb.ClientCredential{{Client: 0, Token: make([]byte, 32)}}})
+		if err == nil {
+			_, err = w.Recv()
+		}
+		if !refusedHandshake(err) {
+			t.Errorf("the %s's certificate at the shuffler: %v, want a failed handshake", role, err)
+		}
+	}
+	// The server's certificate at the server's own shuffler-only calls.
+	srvAsCaller := pb.NewServerClient(impostorConn(t, srvAddr, pkiDir, pki.RoleServer))
+	if _, err := srvAsCaller.GetModel(ctx, &pb.GetModelRequest{}); !refusedHandshake(err) {
+		t.Errorf("the server's certificate calling the server: %v, want a failed handshake", err)
+	}
+	// Diallers: a client dialling the "shuffler" at the server's address,
+	// and the server at the shuffler's; the shuffler dialling the "server"
+	// at the shuffler's address.
+	ctls, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleClient), pki.RoleClient)
+	stls, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleShuffler), pki.RoleShuffler)
+	for _, c := range []struct {
+		name, addr, expect, presented string
+		tc                            *tls.Config
+	}{
+		{"client dials a shuffler answering as the server", srvAddr, pki.RoleShuffler, pki.RoleServer, ctls},
+		{"client dials a server answering as the shuffler", shAddr, pki.RoleServer, pki.RoleShuffler, ctls},
+		{"shuffler dials a server answering as the shuffler", shAddr, pki.RoleServer, pki.RoleShuffler, stls},
+	} {
+		conn, err := dial(c.addr, c.tc, c.expect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = pb.NewServerClient(conn).GetRun(ctx, &pb.GetRunRequest{})
+		conn.Close()
+		want := "expected role " + c.expect + ", the peer presented role " + c.presented
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", c.name, err, want)
+		}
+	}
+}
+
+// TestServerKeyMode: the server's HPKE key with group or other permission
+// bits is refused, naming the file and its mode.
+func TestServerKeyMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), KeyFile)
+	if _, err := loadOrCreateKey(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadOrCreateKey(path); err != nil {
+		t.Fatalf("reload at 0600: %v", err)
+	}
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o660} {
+		os.Chmod(path, mode)
+		_, err := loadOrCreateKey(path)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "mode 0"+octal3(mode)) {
+			t.Errorf("hpke.key at %#o: %v", mode, err)
+		}
+	}
+}
+
+func octal3(m os.FileMode) string {
+	return string([]byte{'0' + byte(m>>6&7), '0' + byte(m>>3&7), '0' + byte(m&7)})
+}
+
+// refusedHandshake reports whether err is a call failed by the peer's
+// refusal of the TLS handshake (TLS 1.3 reports it after the client's side
+// completed: an alert, or the connection closed under a write).
+func refusedHandshake(err error) bool {
+	if status.Code(err) != codes.Unavailable {
+		return false
+	}
+	for _, s := range []string{"tls: bad certificate", "broken pipe", "connection reset"} {
+		if strings.Contains(err.Error(), s) {
+			return true
+		}
+	}
+	return false
+}
