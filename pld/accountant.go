@@ -157,13 +157,14 @@ func TailFor(delta float64, steps int) float64 {
 	return math.Max(DefaultTail, math.Min(t, 1e-12))
 }
 
-// AutoGrid returns the grid width chosen for the events: fine enough that
-// the composed loss spans about gridPointsPerSD points per standard
-// deviation, and at most gridPerStepSD of each event's per-step standard
-// deviation (connect-the-dots adds at most h^2/4 of variance per step,
-// and the optimistic garbling removes about as much, so this keeps both
-// within 0.1% of the variance), but coarse enough that no single step
-// needs more than maxStepPoints points.
+// AutoGrid returns the grid width chosen for the events: at most
+// 1/400 of the composed loss's standard deviation, and at most 0.025 of
+// each event's per-step standard deviation (connect-the-dots adds at most
+// h^2/4 of variance per step, and the optimistic garbling removes about
+// as much, so this keeps both within 0.02% of the variance) unless that
+// would put more than 6000 points in a standard deviation of the composed
+// loss (the FFT round-off bound grows with the points), and coarse enough
+// that no single step needs more than 2^22 points.
 func (a *Accountant) AutoGrid() (float64, error) {
 	if len(a.events) == 0 {
 		return 0, errors.New("pld: no events")
@@ -180,7 +181,12 @@ func (a *Accountant) AutoGrid() (float64, error) {
 		span = math.Max(span, s)
 	}
 	if total > 0 {
-		h = math.Min(h, math.Sqrt(total)/gridPointsPerSD)
+		sd := math.Sqrt(total)
+		// No finer than needed for the composed loss: the FFT round-off
+		// bound grows with the number of points and with the number of
+		// compositions it is amplified through.
+		h = math.Max(h, sd/gridMaxPerSD)
+		h = math.Min(h, sd/gridPointsPerSD)
 	}
 	if span > 0 {
 		h = math.Max(h, 2*span/maxStepPoints)
@@ -193,7 +199,8 @@ func (a *Accountant) AutoGrid() (float64, error) {
 
 const (
 	gridPointsPerSD = 400
-	gridPerStepSD   = 0.05
+	gridMaxPerSD    = 6000
+	gridPerStepSD   = 0.025
 	maxStepPoints   = 1 << 22
 )
 
@@ -326,8 +333,8 @@ func (m *cloneMech) round(h float64) (Bracket, Bracket, error) {
 		return Bracket{}, Bracket{}, err
 	}
 	bo, _ := newBuilder(Optimistic, h, -top, top)
-	symmetricFromPositive(bp, append([]cloneAtom(nil), m.hi...), 0)
-	symmetricFromPositive(bo, append([]cloneAtom(nil), m.lo...), 0)
+	symmetricFromPositive(bp, m.hi, 0)
+	symmetricFromPositive(bo, m.lo, 0)
 	b := Bracket{Pess: bp.finish().truncate(DefaultTail), Opt: bo.finish().truncate(DefaultTail)}
 	return b, b, nil
 }

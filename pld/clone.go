@@ -90,6 +90,10 @@ func clonePositive(n, k int64, eps0, cut float64) (hi, lo []cloneAtom, lossMaxHi
 	// relative), and at most maxCloneBlocks.
 	blocks := min(count, max(minCloneBlocks, int(float64(count)/math.Max(1, blockRel*mode))), maxCloneBlocks)
 	// Block weights (sum of w over the block), with their relative error.
+	// Positions per count: about 2 * 12 sqrt(c) above the middle.
+	est := blocks * 2 * int(12*math.Sqrt(cHi+1)+8)
+	hi = make([]cloneAtom, 0, est)
+	lo = make([]cloneAtom, 0, est)
 	for i := 0; i < blocks; i++ {
 		s, e := cLo+float64(i*count/blocks), cLo+float64((i+1)*count/blocks)-1
 		acc := logmath.NewAccumulator()
@@ -100,7 +104,11 @@ func clonePositive(n, k int64, eps0, cut float64) (hi, lo []cloneAtom, lossMaxHi
 		}
 		logBlock := acc.Value()
 		errB += float64(e-s+2) * ulp
-		for side := 0; side < 2; side++ {
+		sides := []int{0, 1}
+		if s == e {
+			sides = []int{2} // one count: both lists from one enumeration
+		}
+		for _, side := range sides {
 			c := s // hi: smallest count of the block
 			if side == 1 {
 				c = e // lo: largest count
@@ -108,10 +116,12 @@ func clonePositive(n, k int64, eps0, cut float64) (hi, lo []cloneAtom, lossMaxHi
 			// b(x0-1) with x0 = floor((c+1)/2) + 1 the first x with 2x > c+1.
 			x0 := math.Floor((c+1)/2) + 1
 			lb := logmath.LogBinom(c, x0-1) - c*math.Ln2
-			lbErr := 8*ulp*(math.Abs(logmath.LogBinom(c, x0-1))+c*math.Ln2+2) + errB
-			bPrev, bCur := 0.0, 0.0 // logs of b(x-1), b(x)
-			bPrev = lb
-			bCur = logmath.LogBinom(c, x0) - c*math.Ln2
+			lbMag := math.Abs(logmath.LogBinom(c, x0-1)) + c*math.Ln2 + 2
+			lbErr := 8*ulp*lbMag + errB
+			// Logs of b(x-1) and b(x); b(x+1)/b(x) = (c-x)/(x+1), each
+			// step adding at most 3 ulps of the running magnitude.
+			bPrev := lb
+			bCur := lb + math.Log((c-x0+1)/x0)
 			for x := x0; x <= c+1; x++ {
 				// Q(x) = alpha b(x) + (1-alpha) b(x-1), in logs.
 				lq := logBlock + logmath.LogAddExp(logAlpha+bCur, log1mAlpha+bPrev)
@@ -119,25 +129,27 @@ func clonePositive(n, k int64, eps0, cut float64) (hi, lo []cloneAtom, lossMaxHi
 					// Remaining positions: sum_{j >= x-1} b(j) <= b(x-1)/(1-r),
 					// r = (c-x+1)/x = b(x)/b(x-1), decreasing in x.
 					r := (c - x + 1) / x
-					if side == 0 {
-						tailHi.Add(logBlock + bPrev - math.Log1p(-r))
+					if side != 1 {
+						tailHi.Add(logBlock + bPrev + 4*ulp*(lbMag+(x-x0+2)*(finiteAbs(bPrev)+4)) - math.Log1p(-r))
 					}
 					break
 				}
 				y := gom * (2*x - c - 1) / ((c + 1 - x) + x*em)
-				steps := x - x0 + 1
-				qErr := lbErr + 8*ulp*(steps+8) // LogBinom of x, the log-add, the exp
-				if side == 0 {
+				steps := x - x0 + 2
+				// LogBinom and the recurrence, the log-add, the exp.
+				qErr := lbErr + 4*ulp*steps*(lbMag+finiteAbs(bCur)+finiteAbs(bPrev)+8) + 8*ulp*(finiteAbs(lq)+4)
+				if side != 1 {
 					yh := math.Min(ymax, y*(1+16*ulp))
 					l := math.Min(lossMaxHi, math.Log1p(yh)*(1+4*ulp))
 					hi = append(hi, cloneAtom{logQ: lq + qErr, l: l})
-				} else {
+				}
+				if side != 0 {
 					l := math.Log1p(y*(1-16*ulp)) * (1 - 4*ulp)
 					lo = append(lo, cloneAtom{logQ: lq - qErr, l: l})
 				}
 				bPrev = bCur
 				if x+1 <= c {
-					bCur = logmath.LogBinom(c, x+1) - c*math.Ln2
+					bCur += math.Log((c - x) / (x + 1))
 				} else {
 					bCur = math.Inf(-1)
 				}
@@ -188,6 +200,7 @@ func symmetricFromPositive(b *builder, atoms []cloneAtom, reserved float64) {
 		used *= 1 - float64(len(atoms)+4)*ulp
 	}
 	rest := 1 - reserved - used
+	reduced := math.NaN() // the largest atom's log-mass after a conversion
 	if rest < 0 && b.side == Pessimistic && bigIdx >= 0 {
 		// Convert u = -rest/2 (rounded up) of the largest atom's Q-mass:
 		// it frees 2u of mass and adds u (L - 1) at +inf.
@@ -195,14 +208,18 @@ func symmetricFromPositive(b *builder, atoms []cloneAtom, reserved float64) {
 		a := atoms[bigIdx]
 		q := math.Exp(a.logQ)
 		u = math.Min(u, q)
-		atoms[bigIdx].logQ = logmath.Log(q - u)
+		reduced = logmath.Log(q - u)
 		b.add(math.Inf(1), u*math.Expm1(a.l)*(1+4*ulp))
 		rest = 0
 	}
 	rest = math.Max(rest, 0)
-	for _, a := range atoms {
-		b.add(a.l, math.Exp(a.logQ+a.l))
-		b.add(-a.l, math.Exp(a.logQ))
+	for i, a := range atoms {
+		lq := a.logQ
+		if i == bigIdx && !math.IsNaN(reduced) {
+			lq = reduced
+		}
+		b.add(a.l, math.Exp(lq+a.l))
+		b.add(-a.l, math.Exp(lq))
 	}
 	b.add(0, rest)
 }
@@ -231,4 +248,13 @@ func zeroBracket(h float64) Bracket {
 		Pess: &PLD{side: Pessimistic, h: h, mass: []float64{1}},
 		Opt:  &PLD{side: Optimistic, h: h, mass: []float64{1}},
 	}
+}
+
+// finiteAbs returns |x| for finite x and 0 otherwise (error magnitudes of
+// log-masses that may be -inf).
+func finiteAbs(x float64) float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return 0
+	}
+	return math.Abs(x)
 }
