@@ -38,5 +38,5 @@ func ExampleAccountant() {
 		panic(err)
 	}
 	fmt.Printf("epsilon in [%.3f, %.3f]\n", iv.Lower, iv.Upper)
-	// Output: epsilon in [3.127, 3.133]
+	// Output: epsilon in [3.131, 3.133]
 }
