@@ -16,8 +16,8 @@ import (
 	"github.com/shuffledp/shuffledp/protocol"
 	"github.com/shuffledp/shuffledp/randomizer"
 	"github.com/shuffledp/shuffledp/server"
+	"github.com/shuffledp/shuffledp/statedir"
 	"github.com/shuffledp/shuffledp/telemetry"
-	"github.com/shuffledp/shuffledp/training"
 )
 
 // TestImpostorKeyAtTheServer: a sampled client seals its report to its own
@@ -117,7 +117,7 @@ func TestImpostorKeyAtTheServer(t *testing.T) {
 	if err != nil || len(es) != 1 || es[0].Round != a.Round {
 		t.Fatalf("ledger %v, %v: want round %d debited (the shuffler cannot tell)", es, err, a.Round)
 	}
-	rs, err := server.ReadFileReceipts(filepath.Join(srvDir, training.ReceiptsFile))
+	rs, err := server.ReadFileReceipts(filepath.Join(srvDir, statedir.ReceiptsFile))
 	if err != nil || len(rs) != 1 || rs[0].Round != a.Round || ledger.Digest(rs[0].Digest) != es[0].Digest {
 		t.Fatalf("receipts %v, %v; want round %d with the ledger's digest", rs, err, a.Round)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/model"
+	"github.com/shuffledp/shuffledp/statedir"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -16,7 +17,7 @@ import (
 // transport.
 type serverLoop struct {
 	srv     *Server
-	session *training.Session
+	session *statedir.Session
 	tr      *training.Trainer
 }
 
@@ -27,7 +28,7 @@ func newServerLoop(ctx context.Context, cfg training.Config, scfg ServerConfig, 
 		return nil, err
 	}
 	l = &serverLoop{}
-	if l.session, err = training.OpenSession(ctx, training.SessionConfig{Dir: scfg.Dir}, &cfg); err != nil {
+	if l.session, err = training.OpenSession(ctx, statedir.SessionConfig{Dir: scfg.Dir}, &cfg); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -47,11 +48,11 @@ func newServerLoop(ctx context.Context, cfg training.Config, scfg ServerConfig, 
 	if err != nil {
 		return nil, err
 	}
-	opts := append(l.session.Options(), training.WithRemote(l.srv), training.WithSealing(sealer, opener))
+	opts := append(training.SessionOptions(l.session), training.WithRemote(l.srv), training.WithSealing(sealer, opener))
 	if l.tr, err = training.New(cfg, m, nil, test, opts...); err != nil {
 		return nil, err
 	}
-	if _, err := l.session.Attach(l.tr); err != nil {
+	if _, err := l.tr.Resume(l.session); err != nil {
 		return nil, err
 	}
 	return l, l.srv.Publish(l.tr.RunConfig())
@@ -78,7 +79,7 @@ func (l *serverLoop) train(ctx context.Context, hooks training.Hooks) (training.
 		}
 		return nil
 	}
-	reason, err := l.session.Train(ctx, hooks)
+	reason, err := l.tr.RunSession(ctx, l.session, hooks)
 	if errors.Is(err, ErrStopped) {
 		reason, err = training.StopCancelled, nil
 	}

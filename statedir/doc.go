@@ -6,8 +6,12 @@
 // log, which is written only after the state it describes is durable and
 // holds at most one line per round.
 //
-// The privacy ledger lives in the same directory (ledger.FileName) but is
-// owned by the ledger package; statedir knows nothing about privacy.
+// Session holds a run's state directory for the life of a process: the
+// lock, the durable privacy ledger (ledger.FileName, a SQLite database the
+// ledger package owns and prices; the session only opens it), the server's
+// receipt log, the metrics log and the checkpoint file. What a checkpoint
+// holds, and when it is written, is the training loop's (package
+// training); statedir stores its bytes.
 //
 // Layout:
 //
@@ -16,4 +20,5 @@
 //	DIR/checkpoint.ckpt  written with WriteFileAtomic
 //	DIR/metrics.jsonl    MetricsLog
 //	DIR/ledger.db        the ledger package's SQLite database
+//	DIR/receipts.jsonl   the server's receipt log (ReceiptsFile)
 package statedir

@@ -8,10 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/shuffledp/shuffledp/server"
-	"github.com/shuffledp/shuffledp/statedir"
 )
 
 // checkpointMagic starts every checkpoint file.
@@ -135,21 +133,6 @@ func (t *Trainer) serverState() serverState {
 	}
 }
 
-// SaveCheckpoint writes the checkpoint to path atomically
-// (statedir.WriteFileAtomic: a temporary file in the same directory,
-// fsynced, renamed over path, the directory fsynced), so an interrupted
-// write never leaves a truncated checkpoint.
-func (t *Trainer) SaveCheckpoint(path string) error {
-	var buf bytes.Buffer
-	if err := t.WriteCheckpoint(&buf); err != nil {
-		return err
-	}
-	if err := statedir.WriteFileAtomic(path, buf.Bytes()); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	return nil
-}
-
 // ReadCheckpoint restores the trainer's state from r. The trainer must have
 // been created with the same model architecture and the same privacy- and
 // randomness-relevant parameters (clients, sample, randomizer, clip-norm,
@@ -241,14 +224,4 @@ func (t *Trainer) ReadCheckpoint(r io.Reader) error {
 		return fmt.Errorf("resume: %w", err)
 	}
 	return nil
-}
-
-// LoadCheckpoint restores the trainer's state from the file at path.
-func (t *Trainer) LoadCheckpoint(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("resume: %w", err)
-	}
-	defer f.Close()
-	return t.ReadCheckpoint(f)
 }

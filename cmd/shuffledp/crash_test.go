@@ -102,7 +102,7 @@ func readState(t *testing.T, state string) stateView {
 		}
 		v.debited[e.Digest] = true
 	}
-	if v.received, err = server.ReadFileReceipts(filepath.Join(state, training.ReceiptsFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if v.received, err = server.ReadFileReceipts(filepath.Join(state, statedir.ReceiptsFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}
 	return v

@@ -165,7 +165,7 @@ func readNetState(t *testing.T, shufState, srvState string) netView {
 		}
 	}
 	var err error
-	if v.received, err = server.ReadFileReceipts(filepath.Join(srvState, training.ReceiptsFile)); err != nil && !os.IsNotExist(err) {
+	if v.received, err = server.ReadFileReceipts(filepath.Join(srvState, statedir.ReceiptsFile)); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(srvState, ledger.FileName)); err == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/node"
 	"github.com/shuffledp/shuffledp/pki"
+	"github.com/shuffledp/shuffledp/statedir"
 	"github.com/shuffledp/shuffledp/telemetry"
 	"github.com/shuffledp/shuffledp/training"
 )
@@ -122,7 +123,7 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 			return err
 		}
 	}
-	session, err := training.OpenSession(parent, training.SessionConfig{Dir: f.state, Flags: flags, MayDiffer: trainMayDiffer, Metrics: f.metrics}, &cfg)
+	session, err := training.OpenSession(parent, statedir.SessionConfig{Dir: f.state, Flags: flags, MayDiffer: trainMayDiffer, Metrics: f.metrics}, &cfg)
 	if err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 	ctx, stop := signalContext(parent)
 	defer stop()
 	var last metrics.Record
-	reason, err := trainServerLoop(ctx, session, srv, training.Hooks{OnEval: func(r metrics.Record) error {
+	reason, err := trainServerLoop(ctx, tr, session, srv, training.Hooks{OnEval: func(r metrics.Record) error {
 		last = r
 		fmt.Fprintf(stderr, "server: round %d/%d epoch %.4g acc %s eps %s (%d ledger rounds)\n", r.Round, total, r.Epoch,
 			fmtPtr(r.TestAccuracy, "%.4f"), fmtPtr(r.Epsilon, "%.4g"), derefInt(r.LedgerRounds))
@@ -197,7 +198,7 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 // transport), its reports opened with the node's HPKE key, bound to the
 // session and restored from its checkpoint; the node then publishes the
 // run's configuration. It returns the rounds the checkpoint had completed.
-func attachServerLoop(session *training.Session, srv *node.Server, cfg training.Config, m model.Model, test *data.Dataset) (*training.Trainer, int, error) {
+func attachServerLoop(session *statedir.Session, srv *node.Server, cfg training.Config, m model.Model, test *data.Dataset) (*training.Trainer, int, error) {
 	rsize, err := cfg.ReportSize(m.NumParams())
 	if err != nil {
 		return nil, 0, err
@@ -206,11 +207,11 @@ func attachServerLoop(session *training.Session, srv *node.Server, cfg training.
 	if err != nil {
 		return nil, 0, err
 	}
-	tr, err := training.New(cfg, m, nil, test, append(session.Options(), training.WithRemote(srv), training.WithSealing(sealer, opener))...)
+	tr, err := training.New(cfg, m, nil, test, append(training.SessionOptions(session), training.WithRemote(srv), training.WithSealing(sealer, opener))...)
 	if err != nil {
 		return nil, 0, err
 	}
-	done, err := session.Attach(tr)
+	done, err := tr.Resume(session)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -218,13 +219,13 @@ func attachServerLoop(session *training.Session, srv *node.Server, cfg training.
 }
 
 // trainServerLoop runs the server's loop through its session
-// (training.Session.Train: checkpoint at every evaluation, metrics, one
+// (training.Trainer.RunSession: checkpoint at every evaluation, metrics, one
 // more checkpoint at the end) until the run's rounds are done, the shuffler
 // reports the budget spent, or ctx is cancelled (StopCancelled, after
 // checkpointing: the node interrupts the wait for a batch); the node's
 // metrics hear every round and evaluation. Then the node tells the shuffler
 // the run is finished.
-func trainServerLoop(ctx context.Context, session *training.Session, srv *node.Server, hooks training.Hooks) (training.StopReason, error) {
+func trainServerLoop(ctx context.Context, tr *training.Trainer, session *statedir.Session, srv *node.Server, hooks training.Hooks) (training.StopReason, error) {
 	stop := context.AfterFunc(ctx, srv.Interrupt)
 	defer stop()
 	onRound, onEval := hooks.OnRound, hooks.OnEval
@@ -242,7 +243,7 @@ func trainServerLoop(ctx context.Context, session *training.Session, srv *node.S
 		}
 		return nil
 	}
-	reason, err := session.Train(ctx, hooks)
+	reason, err := tr.RunSession(ctx, session, hooks)
 	if errors.Is(err, node.ErrStopped) {
 		reason, err = training.StopCancelled, nil
 	}

@@ -339,19 +339,19 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	// Every output is checked, and the state directory locked, before any
 	// data is loaded or any round runs.
 	var (
-		session    *training.Session
+		session    *statedir.Session
 		metricsLog *statedir.MetricsLog
 		opts       []training.Option
 	)
 	if f.state != "" {
-		session, err = training.OpenSession(parent, training.SessionConfig{
+		session, err = training.OpenSession(parent, statedir.SessionConfig{
 			Dir: f.state, Flags: trainRunFlags(cmd, cfg), MayDiffer: trainMayDiffer, Metrics: f.metrics,
 		}, &cfg)
 		if err != nil {
 			return err
 		}
 		defer session.Close()
-		opts = session.Options()
+		opts = training.SessionOptions(session)
 	} else if f.metrics != "" {
 		if err := statedir.CheckOutputFile("metrics", f.metrics); err != nil {
 			return err
@@ -376,7 +376,7 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	}
 	resumedAt := 0
 	if session != nil {
-		if resumedAt, err = session.Attach(tr); err != nil {
+		if resumedAt, err = tr.Resume(session); err != nil {
 			return err
 		}
 	} else if f.metrics != "" {
@@ -452,7 +452,7 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	}
 	var reason training.StopReason
 	if session != nil {
-		reason, err = session.Train(ctx, hooks)
+		reason, err = tr.RunSession(ctx, session, hooks)
 	} else {
 		reason, err = tr.Run(ctx, hooks)
 	}
