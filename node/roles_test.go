@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,4 +143,53 @@ func refusedHandshake(err error) bool {
 		}
 	}
 	return false
+}
+
+// TestLimitListener: connections beyond the limit are closed at once; a
+// closed one frees its slot.
+func TestLimitListener(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLimitListener(raw, 2)
+	defer l.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	dialRead := func() error { // nil: open (read timed out); else the close
+		c, err := net.Dial("tcp", raw.Addr().String())
+		if err != nil {
+			return err
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		_, err = c.Read(make([]byte, 1))
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return nil
+		}
+		return err
+	}
+	for i := range 2 {
+		if err := dialRead(); err != nil {
+			t.Fatalf("connection %d within the limit: %v", i, err)
+		}
+	}
+	if err := dialRead(); err == nil {
+		t.Fatal("a third connection stayed open beyond the limit of 2")
+	}
+	if l.refused.Load() != 1 {
+		t.Fatalf("refused %d, want 1", l.refused.Load())
+	}
+	(<-accepted).Close()
+	if err := dialRead(); err != nil {
+		t.Fatalf("after a close: %v", err)
+	}
 }
