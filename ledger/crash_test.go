@@ -330,7 +330,7 @@ func claimForever(ctx context.Context, s Backend) {
 }
 
 // reportIDCounts returns the number of report IDs of run recorded under
-// each round, read with the backend's SQL.
+// each round, read with SQL.
 func reportIDCounts(t *testing.T, target, run string) map[int64]int {
 	t.Helper()
 	ctx := context.Background()
@@ -341,37 +341,21 @@ func reportIDCounts(t *testing.T, target, run string) map[int64]int {
 	defer s.Close()
 	const q = `SELECT round, count(*) FROM report_ids WHERE run = $1 GROUP BY round`
 	counts := map[int64]int{}
-	switch s := s.(type) {
-	case *SQLiteStore:
-		rows, err := s.db.QueryContext(ctx, q, run)
-		if err != nil {
+	rows, err := s.(*SQLStore).db.QueryContext(ctx, q, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r int64
+		var n int
+		if err := rows.Scan(&r, &n); err != nil {
 			t.Fatal(err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var r int64
-			var n int
-			if err := rows.Scan(&r, &n); err != nil {
-				t.Fatal(err)
-			}
-			counts[r] = n
-		}
-	case *PostgresStore:
-		rows, err := s.pool.Query(ctx, q, run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var r int64
-			var n int
-			if err := rows.Scan(&r, &n); err != nil {
-				t.Fatal(err)
-			}
-			counts[r] = n
-		}
-	default:
-		t.Fatalf("no SQL for %T", s)
+		counts[r] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return counts
 }

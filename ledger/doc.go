@@ -1,5 +1,5 @@
 // Package ledger is the durable, append-only privacy ledger of a training
-// run in the shuffle model (issue 10, item 3).
+// run in the shuffle model.
 //
 // Every round that releases a shuffled batch is one privacy event (package
 // event): the subsampled shuffle mechanism of NeurIPS'21 eq. (3), a
@@ -12,12 +12,14 @@
 // from every debit that was committed, and no released round is forgotten
 // or counted twice.
 //
-// The ledger is two layers. A Store keeps entries: SQLiteStore (an embedded
-// database file, pure Go, durable across kill -9 and power loss as far as
-// SQLite's WAL with synchronous=FULL is), PostgresStore (a PostgreSQL
-// database through pgx, which shufflers on several machines can share) and
-// MemoryStore (for tests); OpenStore opens a postgres:// URL or an SQLite
-// file path. The three also keep the report IDs a shuffler has accepted
+// The ledger is two layers. A Store keeps entries: SQLStore, one
+// implementation over database/sql of two databases, an embedded SQLite
+// file (OpenSQLite; pure Go, durable across kill -9 and power loss as far
+// as SQLite's WAL with synchronous=FULL is) and a PostgreSQL database
+// (OpenPostgres, through pgx's database/sql driver; shufflers on several
+// machines can share it), whose few differences are one dialect value
+// each (dialect.go); and MemoryStore (for tests). OpenStore opens a
+// postgres:// URL or an SQLite file path. Both also keep the report IDs a shuffler has accepted
 // (ReportIDStore), so that a replayed report is refused across rounds and
 // restarts. A Ledger holds one run's budget on top of a Store: it prices
 // an event by composing RDP curves (Mironov 2017, Prop. 1: RDP composes

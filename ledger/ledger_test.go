@@ -282,7 +282,7 @@ func TestTarget(t *testing.T) {
 func TestRestartContinues(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), FileName)
-	open := func() (*SQLiteStore, *Ledger) {
+	open := func() (*SQLStore, *Ledger) {
 		s, err := OpenSQLite(ctx, path, SQLiteOptions{})
 		if err != nil {
 			t.Fatal(err)

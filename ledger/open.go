@@ -19,7 +19,7 @@ type StoreOptions struct {
 // `shuffledp ledger show --ledger TARGET`:
 //
 //   - a URL whose scheme is postgres or postgresql (any case) opens a
-//     PostgresStore (OpenPostgres), which several shufflers on several
+//     PostgreSQL SQLStore (OpenPostgres), which several shufflers on several
 //     machines may share; its password never appears in errors;
 //   - anything else is the path of an SQLite ledger file (OpenSQLite),
 //     created with its schema unless opts.ReadOnly (its directory must

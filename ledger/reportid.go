@@ -38,16 +38,13 @@ type ReportIDStore interface {
 }
 
 // Backend is a Store that also keeps report IDs: what OpenStore returns,
-// implemented by SQLiteStore, PostgresStore and MemoryStore.
+// implemented by SQLStore (SQLite and PostgreSQL) and MemoryStore.
 type Backend interface {
 	Store
 	ReportIDStore
 }
 
-var (
-	_ Backend = (*MemoryStore)(nil)
-	_ Backend = (*SQLiteStore)(nil)
-)
+var _ Backend = (*MemoryStore)(nil)
 
 // validateClaim checks the run and round of a ClaimReportIDs call.
 func validateClaim(run string, round int64) error {

@@ -16,10 +16,10 @@ import (
 // backend guarantees), and when it returns an error nothing was written.
 //
 // The interface is kept small so that other databases can implement it;
-// SQLiteStore's SQL (a UNIQUE (run, round) key, INSERT ... ON CONFLICT DO
+// SQLStore's SQL (a UNIQUE (run, round) key, INSERT ... ON CONFLICT DO
 // NOTHING, and a conditional UPDATE of the run's entry count, all in one
-// transaction) runs on PostgreSQL unchanged (PostgresStore), which adds a
-// lock of the run's row first.
+// transaction) is the same on SQLite and PostgreSQL, which adds a lock of
+// the run's row first.
 type Store interface {
 	// Register records run with its accounting parameters if the store
 	// does not have it yet, and returns the stored RunInfo (the one given,

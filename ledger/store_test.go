@@ -287,32 +287,56 @@ func TestSQLiteOddPath(t *testing.T) {
 	}
 }
 
+// Check finds every kind of damage, in both databases: rows that do not
+// decode, counts that disagree, a schema version out of range, and what
+// the database itself keeps (SQLite's check constraints and foreign keys,
+// PostgreSQL's keys).
 func TestCheckFindsCorruption(t *testing.T) {
 	ctx := context.Background()
-	for _, tc := range []struct{ name, sql string }{
+	common := []struct{ name, sql string }{
 		{"count", `UPDATE runs SET entries = 5`},
 		{"event", `UPDATE entries SET event = '{"mechanism":"subsampled-shuffle","n":-3}'`},
 		{"mechanism column", `UPDATE entries SET mechanism = 'shuffle'`},
 		{"digest", `UPDATE entries SET digest = 'xyz'`},
 		{"time", `UPDATE entries SET created_at = 'yesterday'`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), FileName), SQLiteOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			mustRegister(t, s, "r")
-			if _, err := s.Append(ctx, entry("r", 0, subsampled, "b"), 0); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.db.ExecContext(ctx, tc.sql); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Check(ctx); !errors.Is(err, ErrCorrupt) {
-				t.Errorf("Check after %s: %v, want ErrCorrupt", tc.sql, err)
-			}
-		})
+		{"version", `UPDATE meta SET value = '0' WHERE key = 'schema_version'`},
+	}
+	own := map[string][]struct{ name, sql string }{
+		"sqlite": {
+			// The pragmas hold for the store's one connection.
+			{"report id", `PRAGMA ignore_check_constraints = 1; INSERT INTO report_ids (run, id, round) VALUES ('r', x'00', 0)`},
+			{"foreign key", `PRAGMA foreign_keys = 0; INSERT INTO entries SELECT 'gone', round, mechanism, event, reports, digest, created_at FROM entries`},
+		},
+		"postgres": {
+			{"unique key", `ALTER TABLE entries DROP CONSTRAINT entries_run_round_key`},
+			{"report id key", `ALTER TABLE report_ids DROP CONSTRAINT report_ids_pkey`},
+			{"foreign key", `ALTER TABLE entries DROP CONSTRAINT entries_run_fkey`},
+		},
+	}
+	for _, b := range sharedBackends {
+		for _, tc := range append(slices.Clone(common), own[b.name]...) {
+			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+				s := b.open(t, b.target(t)).(*SQLStore)
+				defer s.Close()
+				mustRegister(t, s, "r")
+				if _, err := s.Append(ctx, entry("r", 0, subsampled, "b"), 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Check(ctx); err != nil {
+					t.Fatalf("before %s: %v", tc.sql, err)
+				}
+				for _, stmt := range strings.Split(tc.sql, ";") {
+					if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+						t.Fatalf("%s: %v", stmt, err)
+					}
+				}
+				err := s.Check(ctx)
+				t.Log(err)
+				if !errors.Is(err, ErrCorrupt) {
+					t.Errorf("Check after %s: %v, want ErrCorrupt", tc.sql, err)
+				}
+			})
+		}
 	}
 }
 
@@ -326,7 +350,7 @@ func TestSQLiteMigratesVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range append(slices.Clone(sqliteMigrations[0]),
+	for _, stmt := range append(slices.Clone(schema),
 		`INSERT INTO meta (key, value) VALUES ('application', 'shuffledp-ledger'), ('schema_version', '1')`,
 		`INSERT INTO runs (run, delta, bound, orders, entries, created_at) VALUES ('r', 1e-5, 'best', '', 1, '2026-11-23T10:00:00Z')`,
 		`INSERT INTO entries (run, round, mechanism, event, reports, digest, created_at) VALUES ('r', 0, 'subsampled-shuffle',
@@ -337,8 +361,8 @@ func TestSQLiteMigratesVersion1(t *testing.T) {
 		}
 	}
 	db.Close()
-	version := func(s *SQLiteStore) int {
-		v, err := readVersion(ctx, s.db)
+	version := func(s *SQLStore) int {
+		v, err := s.version(ctx, s.db)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,7 +44,7 @@ type SessionConfig struct {
 // training loop's (package training).
 type Session struct {
 	dir      *Dir
-	store    *ledger.SQLiteStore
+	store    *ledger.SQLStore
 	ledger   *ledger.Ledger
 	receipts *server.FileReceipts
 	metrics  *MetricsLog

@@ -121,7 +121,7 @@ func readNetState(t *testing.T, shufState, srvState string) netView {
 	t.Helper()
 	ctx := context.Background()
 	v := netView{debited: map[int64]ledger.Digest{}}
-	open := func(path string) (*ledger.SQLiteStore, string) {
+	open := func(path string) (*ledger.SQLStore, string) {
 		st, err := ledger.OpenSQLite(ctx, path, ledger.SQLiteOptions{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
