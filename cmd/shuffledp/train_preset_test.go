@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/shuffledp/shuffledp/training"
 )
 
 // flagValues returns every train flag's value after parsing args and,
@@ -46,8 +48,8 @@ func TestTrainPresetExpands(t *testing.T) {
 			"--clip-norm", "l2", "--clip", "0.005", "--eps0", "2", "--delta", "1e-5",
 			"--epochs", "300", "--lr", "12,30:5,60:4,100:3.5,140:3,190:2"},
 	}
-	if len(trainPresets) != len(want) {
-		t.Fatalf("%d presets, the test knows %d", len(trainPresets), len(want))
+	if len(training.Presets()) != len(want) {
+		t.Fatalf("%d presets, the test knows %d", len(training.Presets()), len(want))
 	}
 	for name, explicit := range want {
 		t.Run(name, func(t *testing.T) {
@@ -82,10 +84,10 @@ func TestTrainPresetExpands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range trainPresets {
-		for _, kv := range p.flags {
-			if !strings.Contains(help, "--"+kv[0]+" "+kv[1]) {
-				t.Errorf("train --help does not list that %s sets --%s %s", p.name, kv[0], kv[1])
+	for _, p := range training.Presets() {
+		for _, kv := range p.Flags {
+			if !strings.Contains(help, "--"+kv.Name+" "+kv.Value) {
+				t.Errorf("train --help does not list that %s sets --%s %s", p.Name, kv.Name, kv.Value)
 			}
 		}
 	}
