@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -320,83 +322,142 @@ func trainConfig(cmd *cobra.Command, f *trainFlags) (training.Config, error) {
 }
 
 func runTrain(cmd *cobra.Command, f *trainFlags) error {
+	cfg, err := trainRunConfig(cmd, f)
+	if err != nil {
+		return err
+	}
+	out, err := openTrainOutputs(cmd, f, &cfg)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	tr, err := newTrainTrainer(f, cfg, out)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	if err := printTrainStart(stderr, tr, out); err != nil {
+		return err
+	}
+	ctx, stop := signalContext(commandContext(cmd))
+	defer stop()
+	reason, last, err := trainWithProgress(ctx, stderr, f.noProgress, tr, out)
+	if err != nil {
+		return err
+	}
+	return printTrainEnd(cmd, tr, out, reason, last)
+}
+
+// trainRunConfig is trainConfig with the checks of train's own flags.
+func trainRunConfig(cmd *cobra.Command, f *trainFlags) (training.Config, error) {
 	if f.checkpoint != "" || f.resume != "" {
-		return errors.New("--checkpoint and --resume were replaced by --state DIR (a directory holding the run's durable privacy ledger, checkpoint, metrics and lock; rerunning the same command resumes)")
+		return training.Config{}, errors.New("--checkpoint and --resume were replaced by --state DIR (a directory holding the run's durable privacy ledger, checkpoint, metrics and lock; rerunning the same command resumes)")
 	}
 	cfg, err := trainConfig(cmd, f)
 	if err != nil {
-		return err
+		return cfg, err
 	}
 	if f.testSize < 0 {
-		return fmt.Errorf("test-size must be >= 0, got %d", f.testSize)
+		return cfg, fmt.Errorf("test-size must be >= 0, got %d", f.testSize)
 	}
 	if f.validation < 0 {
-		return fmt.Errorf("validation must be >= 0, got %d", f.validation)
+		return cfg, fmt.Errorf("validation must be >= 0, got %d", f.validation)
 	}
-	stderr := cmd.ErrOrStderr()
-	parent := commandContext(cmd)
+	return cfg, nil
+}
 
-	// Every output is checked, and the state directory locked, before any
-	// data is loaded or any round runs.
-	var (
-		session    *statedir.Session
-		metricsLog *statedir.MetricsLog
-		opts       []training.Option
-	)
+// trainOutputs are where a train run keeps its state: a state directory
+// (--state), or without one only a fresh metrics file (--metrics, opened
+// once the trainer is built) or nothing.
+type trainOutputs struct {
+	session     *statedir.Session
+	metricsPath string
+	log         *statedir.MetricsLog
+	resumedAt   int // rounds the session's checkpoint had completed
+}
+
+// openTrainOutputs checks every output, and locks the state directory,
+// before any data is loaded or any round runs; cfg.RunID is set.
+func openTrainOutputs(cmd *cobra.Command, f *trainFlags, cfg *training.Config) (*trainOutputs, error) {
+	out := &trainOutputs{}
 	if f.state != "" {
-		session, err = training.OpenSession(parent, statedir.SessionConfig{
-			Dir: f.state, Flags: trainRunFlags(cmd, cfg), MayDiffer: trainMayDiffer, Metrics: f.metrics,
-		}, &cfg)
-		if err != nil {
-			return err
-		}
-		defer session.Close()
-		opts = training.SessionOptions(session)
-	} else if f.metrics != "" {
+		var err error
+		out.session, err = training.OpenSession(commandContext(cmd), statedir.SessionConfig{
+			Dir: f.state, Flags: trainRunFlags(cmd, *cfg), MayDiffer: trainMayDiffer, Metrics: f.metrics,
+		}, cfg)
+		return out, err
+	}
+	if f.metrics != "" {
 		if err := statedir.CheckOutputFile("metrics", f.metrics); err != nil {
-			return err
+			return nil, err
 		}
 		if st, err := os.Stat(f.metrics); err == nil && st.Size() > 0 {
-			return fmt.Errorf("--metrics %s exists; remove it or choose another path (to keep a run that can resume, use --state DIR)", f.metrics)
+			return nil, fmt.Errorf("--metrics %s exists; remove it or choose another path (to keep a run that can resume, use --state DIR)", f.metrics)
 		}
+		out.metricsPath = f.metrics
 	}
+	return out, nil
+}
 
+// Close closes the metrics file and the session.
+func (o *trainOutputs) Close() error {
+	var errs []error
+	if o.log != nil {
+		errs = append(errs, o.log.Close())
+	}
+	if o.session != nil {
+		errs = append(errs, o.session.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// newTrainTrainer loads the data, builds the model (theta_0 from --seed)
+// and the trainer on the outputs, and resumes the session's checkpoint or
+// opens the fresh metrics file.
+func newTrainTrainer(f *trainFlags, cfg training.Config, out *trainOutputs) (*training.Trainer, error) {
 	train, test, err := loadTrainData(f)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m, err := model.New(f.model, train.Dim, train.Classes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m.Init(model.NewInitRNG(f.seed))
+	var opts []training.Option
+	if out.session != nil {
+		opts = training.SessionOptions(out.session)
+	}
 	tr, err := training.New(cfg, m, train, test, opts...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	resumedAt := 0
-	if session != nil {
-		if resumedAt, err = tr.Resume(session); err != nil {
-			return err
-		}
-	} else if f.metrics != "" {
-		if metricsLog, err = statedir.OpenMetricsLog(f.metrics, true); err != nil {
-			return fmt.Errorf("--metrics: %w", err)
-		}
-		defer metricsLog.Close()
+	if out.session != nil {
+		out.resumedAt, err = tr.Resume(out.session)
+		return tr, err
 	}
-	cfg = tr.Config()
-	total := cfg.TotalRounds()
+	if out.metricsPath != "" {
+		if out.log, err = statedir.OpenMetricsLog(out.metricsPath, true); err != nil {
+			return nil, fmt.Errorf("--metrics: %w", err)
+		}
+	}
+	return tr, nil
+}
+
+// printTrainStart describes the run on stderr, and where it is kept.
+func printTrainStart(stderr io.Writer, tr *training.Trainer, out *trainOutputs) error {
+	cfg, m := tr.Config(), tr.Model()
 	fmt.Fprintf(stderr, "train: %s on %d clients, k=%d per round, %s (clip %s %g, eps0 %g), %d rounds (%.4g epochs of %.4g rounds), %d params, %d workers\n",
-		m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.ClipNorm, cfg.Clip, cfg.Eps0, total, cfg.Epochs,
+		m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.ClipNorm, cfg.Clip, cfg.Eps0, cfg.TotalRounds(), cfg.Epochs,
 		float64(cfg.Clients)/float64(cfg.Sample), m.NumParams(), cfg.Workers)
+	session := out.session
 	switch {
 	case session == nil:
 		if cfg.Randomizer != training.RandomizerNone {
 			fmt.Fprintln(stderr, "train: no --state: the privacy ledger is kept in memory only and the run cannot resume; pass --state DIR for a durable ledger")
 		}
 	case session.Resumed():
-		msg := fmt.Sprintf("train: resuming run %s in %s at round %d", session.Run(), session.Dir(), resumedAt)
+		msg := fmt.Sprintf("train: resuming run %s in %s at round %d", session.Run(), session.Dir(), out.resumedAt)
 		if l := session.Ledger(); l != nil {
 			g, err := l.Epsilon()
 			if err != nil {
@@ -408,24 +469,34 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	default:
 		fmt.Fprintf(stderr, "train: run %s in %s\n", session.Run(), session.Dir())
 	}
+	return nil
+}
 
+// newTrainBar is the progress bar over the run's rounds, at the rounds done.
+func newTrainBar(stderr io.Writer, tr *training.Trainer) *progressbar.ProgressBar {
+	cfg := tr.Config()
+	bar := progressbar.NewOptions(cfg.TotalRounds(),
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription("rounds"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }),
+	)
+	bar.Set(tr.Round())
+	return bar
+}
+
+// trainWithProgress runs the trainer (in its session, if it has one),
+// drawing the progress bar or printing every evaluation, and appending it
+// to the fresh metrics file; it returns the last evaluation.
+func trainWithProgress(ctx context.Context, stderr io.Writer, noProgress bool, tr *training.Trainer, out *trainOutputs) (training.StopReason, metrics.Record, error) {
 	var bar *progressbar.ProgressBar
-	if !f.noProgress {
-		bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(stderr),
-			progressbar.OptionSetDescription("rounds"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }),
-		)
-		bar.Set(tr.Round())
+	if !noProgress {
+		bar = newTrainBar(stderr, tr)
 	}
-	ctx, stop := signalContext(parent)
-	defer stop()
-
 	var last metrics.Record
 	hooks := training.Hooks{
 		OnRound: func(training.RoundStats) error {
@@ -436,8 +507,8 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		},
 		OnEval: func(r metrics.Record) error {
 			last = r
-			if metricsLog != nil {
-				if _, err := metricsLog.Append(r.Round, r); err != nil {
+			if out.log != nil {
+				if _, err := out.log.Append(r.Round, r); err != nil {
 					return fmt.Errorf("metrics: %w", err)
 				}
 			}
@@ -450,9 +521,12 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 			return nil
 		},
 	}
-	var reason training.StopReason
-	if session != nil {
-		reason, err = tr.RunSession(ctx, session, hooks)
+	var (
+		reason training.StopReason
+		err    error
+	)
+	if out.session != nil {
+		reason, err = tr.RunSession(ctx, out.session, hooks)
 	} else {
 		reason, err = tr.Run(ctx, hooks)
 	}
@@ -460,9 +534,13 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 		bar.Exit()
 		fmt.Fprintln(stderr)
 	}
-	if err != nil {
-		return err
-	}
+	return reason, last, err
+}
+
+// printTrainEnd prints why and where the run stopped, its accuracy and
+// the epsilon its ledger has debited; an interrupted run exits 130.
+func printTrainEnd(cmd *cobra.Command, tr *training.Trainer, out *trainOutputs, reason training.StopReason, last metrics.Record) error {
+	cfg := tr.Config()
 	eps := "n/a (no randomizer)"
 	if l := tr.Ledger(); l != nil {
 		g, err := l.Epsilon()
@@ -478,8 +556,8 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	fmt.Fprintf(cmd.OutOrStdout(), "stopped (%s) after round %d (epoch %.4g): %s accuracy %s, epsilon %s at delta %g\n",
 		reason, last.Round, last.Epoch, evalSet, fmtPtr(last.TestAccuracy, "%.4f"), eps, cfg.Delta)
 	if reason == training.StopCancelled {
-		if session != nil {
-			fmt.Fprintf(stderr, "train: state saved in %s; run the same command again to resume\n", session.Dir())
+		if out.session != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "train: state saved in %s; run the same command again to resume\n", out.session.Dir())
 		}
 		return errInterrupted
 	}
