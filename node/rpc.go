@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/proto"
 
@@ -34,6 +36,11 @@ func dial(addr string, tc *tls.Config, role string) (*grpc.ClientConn, error) {
 		return nil, fmt.Errorf("dial the %s at %s: %w", role, addr, err)
 	}
 	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(rc)),
+		// A peer that comes back is reconnected within a second (gRPC's
+		// default backoff grows to two minutes, longer than the roles'
+		// connect timeouts).
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6,
+			Jitter: 0.2, MaxDelay: time.Second}, MinConnectTimeout: 5 * time.Second}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(specLimit), grpc.MaxCallSendMsgSize(sendLimit)))
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)

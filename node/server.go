@@ -127,6 +127,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if err := cfg.Dataset.Validate(); err != nil {
 		return nil, err
 	}
+	if err := CheckOwnCertificates("server", cfg.TLS, time.Now()); err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, changed: make(chan struct{}),
 		batches: make(chan protocol.Batch), stops: make(chan string, 1), stopping: make(chan struct{})}
 	var err error

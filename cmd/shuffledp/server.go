@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -94,6 +95,9 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 	}
 	tlsConf, err := pki.ServerTLS(pkiDir, pki.RoleServer)
 	if err != nil {
+		return err
+	}
+	if err := node.CheckOwnCertificates("server", tlsConf, time.Now()); err != nil {
 		return err
 	}
 	flags := trainRunFlags(cmd, cfg)
