@@ -9,8 +9,11 @@ import (
 	"log"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/shuffledp/shuffledp/client"
 	"github.com/shuffledp/shuffledp/data"
@@ -42,6 +45,11 @@ type ClientPoolConfig struct {
 	Workers int
 	// Log receives a line per round (nil: none).
 	Log *log.Logger
+	// ConnectTimeout bounds every wait for a peer: for the server and the
+	// shuffler to answer at start, for the shuffler to accept the
+	// registration, and for it to come back after it went away mid-run
+	// (0: DefaultConnectTimeout). Past it Run fails, naming the peer.
+	ConnectTimeout time.Duration
 }
 
 // ClientPool hosts many simulated clients in one process: it fetches the
@@ -72,6 +80,15 @@ func NewClientPool(cfg ClientPoolConfig) (*ClientPool, error) {
 	if cfg.Workers < 1 {
 		return nil, fmt.Errorf("workers must be >= 1, got %d", cfg.Workers)
 	}
+	if cfg.ConnectTimeout < 0 {
+		return nil, fmt.Errorf("connect-timeout must be >= 0, got %v", cfg.ConnectTimeout)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if err := CheckOwnCertificates("client", cfg.TLS, time.Now()); err != nil {
+		return nil, err
+	}
 	return &ClientPool{cfg: cfg}, nil
 }
 
@@ -91,15 +108,29 @@ type poolWorker struct {
 }
 
 // Run serves the pool's clients until the shuffler says the run is over
-// (nil) or ctx is cancelled.
+// (nil) or ctx is cancelled (nil). Every wait for a peer is bounded by
+// ConnectTimeout: a server or shuffler that does not answer, presents a
+// certificate of another authority or an expired one, or a shuffler that
+// goes away mid-run and does not come back in time, is an error naming the
+// peer and the cause. Only the shuffler's explicit word that the run is
+// finished ends Run with nil.
 func (p *ClientPool) Run(ctx context.Context) error {
+	timeout := p.cfg.ConnectTimeout
+	if err := waitReachable(ctx, pki.RoleServer, p.cfg.Server, p.cfg.TLS, timeout); err != nil {
+		return p.waitErr(ctx, err)
+	}
 	sconn, err := dial(p.cfg.Server, p.cfg.TLS, pki.RoleServer)
 	if err != nil {
 		return err
 	}
 	defer sconn.Close()
 	srv := pb.NewServerClient(sconn)
-	spec, err := srv.GetRun(ctx, &pb.GetRunRequest{}, grpc.WaitForReady(true))
+	getRun := func() (*pb.RunSpec, error) {
+		gctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return srv.GetRun(gctx, &pb.GetRunRequest{}, grpc.WaitForReady(true))
+	}
+	spec, err := getRun()
 	if err != nil {
 		return fmt.Errorf("client: run spec from the server %s: %w", p.cfg.Server, err)
 	}
@@ -126,7 +157,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		kc, ok := keys[id]
 		if !ok {
 			// The server may have rotated keys: ask it, never the shuffler.
-			spec, err := srv.GetRun(ctx, &pb.GetRunRequest{})
+			spec, err := getRun()
 			if err != nil {
 				return nil, err
 			}
@@ -164,6 +195,9 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		break
 	}
 
+	if err := waitReachable(ctx, pki.RoleShuffler, p.cfg.Shuffler, p.cfg.TLS, timeout); err != nil {
+		return p.waitErr(ctx, err)
+	}
 	conn, err := dial(p.cfg.Shuffler, p.cfg.TLS, pki.RoleShuffler)
 	if err != nil {
 		return err
@@ -174,18 +208,44 @@ func (p *ClientPool) Run(ctx context.Context) error {
 	for c := p.cfg.Lo; c < p.cfg.Hi; c++ {
 		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: p.cfg.Credentials.Token(c)})
 	}
-	work, err := shuf.Work(ctx, req, grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(modelLimit(run)))
-	if err != nil {
-		return fmt.Errorf("client: shuffler %s: %w", p.cfg.Shuffler, err)
-	}
-	p.logf("clients %d:%d registered with the shuffler for run %s", p.cfg.Lo, p.cfg.Hi, run.Run)
+	var (
+		work   grpc.ServerStreamingClient[pb.Assignment]
+		lostAt time.Time // when the shuffler went away (zero: it has not)
+	)
 	for {
+		if work == nil {
+			var finished bool
+			work, finished, err = p.register(ctx, shuf, req, grpc.MaxCallRecvMsgSize(modelLimit(run)))
+			switch {
+			case finished:
+				p.logf("the shuffler says the run is finished")
+				return nil
+			case err != nil && ctx.Err() != nil:
+				return nil
+			case err != nil && shufflerLost(err):
+				// Not an answer: the shuffler went away (or is not back yet).
+				if err := p.reconnect(ctx, err, &lostAt); err != nil {
+					return err
+				}
+				continue
+			case err != nil:
+				return err
+			}
+			lostAt = time.Time{}
+		}
 		a, err := work.Recv()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("client: shuffler stream: %w", err)
+			if !shufflerLost(err) {
+				return fmt.Errorf("client: shuffler stream: %w", err)
+			}
+			if err := p.reconnect(ctx, err, &lostAt); err != nil {
+				return err
+			}
+			work = nil
+			continue
 		}
 		if a.Finished {
 			p.logf("the shuffler finished the run")
@@ -215,9 +275,113 @@ func (p *ClientPool) Run(ctx context.Context) error {
 			}
 		}
 		if err := p.serve(ctx, shuf, ws, run, ds, &round, clients, declined); err != nil {
-			return err
+			if ctx.Err() != nil {
+				return nil
+			}
+			if !shufflerLost(err) {
+				return err
+			}
+			if err := p.reconnect(ctx, err, &lostAt); err != nil {
+				return err
+			}
+			work = nil
 		}
 	}
+}
+
+// registeredKey is the header the shuffler sends once it has accepted a
+// Work registration (every credential checked): its value is the number
+// of clients registered. A stream that ends without it was refused.
+const registeredKey = "shuffledp-registered"
+
+// register opens a Work stream for req and waits, at most ConnectTimeout,
+// for the shuffler to accept it (its registeredKey header) or say the run
+// is finished. Only an accepted registration is logged as one; a refusal
+// is an error carrying the shuffler's status.
+func (p *ClientPool) register(ctx context.Context, shuf pb.ShufflerClient, req *pb.WorkRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[pb.Assignment], bool, error) {
+	sctx, cancel := context.WithCancelCause(ctx)
+	late := errors.New("no answer to the registration")
+	timer := time.AfterFunc(p.cfg.ConnectTimeout, func() { cancel(late) })
+	defer timer.Stop()
+	fail := func(err error) (grpc.ServerStreamingClient[pb.Assignment], bool, error) {
+		cancel(nil)
+		if errors.Is(context.Cause(sctx), late) {
+			return nil, false, &PeerError{Peer: "the shuffler", Addr: p.cfg.Shuffler, Waited: p.cfg.ConnectTimeout,
+				Err: fmt.Errorf("registration of clients %d:%d not accepted", p.cfg.Lo, p.cfg.Hi)}
+		}
+		return nil, false, err
+	}
+	work, err := shuf.Work(sctx, req, append(opts, grpc.WaitForReady(true))...)
+	if err != nil {
+		return fail(fmt.Errorf("client: shuffler %s: %w", p.cfg.Shuffler, err))
+	}
+	md, err := work.Header()
+	if err != nil {
+		return fail(fmt.Errorf("client: shuffler %s: %w", p.cfg.Shuffler, err))
+	}
+	if len(md.Get(registeredKey)) == 0 {
+		// No acceptance: the stream carries the shuffler's answer.
+		a, err := work.Recv()
+		if err == nil && a.Finished {
+			cancel(nil)
+			return nil, true, nil
+		}
+		if err == nil {
+			err = errors.New("an assignment before the registration was accepted")
+		}
+		if shufflerLost(err) {
+			return fail(fmt.Errorf("client: shuffler %s: %w", p.cfg.Shuffler, err))
+		}
+		return fail(fmt.Errorf("client: the shuffler %s refused the registration of clients %d:%d: %w", p.cfg.Shuffler, p.cfg.Lo, p.cfg.Hi, err))
+	}
+	if !timer.Stop() {
+		return fail(nil)
+	}
+	p.logf("clients %d:%d registered with the shuffler for run %s", p.cfg.Lo, p.cfg.Hi, req.Run)
+	// The stream lives until the run ends (or the shuffler goes away);
+	// its context is released with ctx.
+	context.AfterFunc(ctx, func() { cancel(nil) })
+	return work, false, nil
+}
+
+// reconnect waits for the shuffler to answer again after it went away
+// mid-run (cause), at most ConnectTimeout after *lostAt (set now if zero):
+// however often it comes and goes, the run is abandoned once it has been
+// away that long. Its error says the shuffler went away before the run
+// finished.
+func (p *ClientPool) reconnect(ctx context.Context, cause error, lostAt *time.Time) error {
+	if lostAt.IsZero() {
+		*lostAt = time.Now()
+		p.logf("lost the shuffler at %s before the run finished (%v); reconnecting for up to %v", p.cfg.Shuffler, cause, p.cfg.ConnectTimeout)
+	}
+	left := p.cfg.ConnectTimeout - time.Since(*lostAt)
+	err := error(&PeerError{Peer: "the shuffler", Addr: p.cfg.Shuffler, Waited: time.Since(*lostAt), Err: cause})
+	if left > 0 {
+		err = waitReachable(ctx, pki.RoleShuffler, p.cfg.Shuffler, p.cfg.TLS, left)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("client: the shuffler went away before the run finished: %w", err)
+	}
+	return nil
+}
+
+// waitErr is Run's result for a failed wait for a peer: nil if ctx was
+// cancelled (the caller reports the interruption), err otherwise.
+func (p *ClientPool) waitErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("client: %w", err)
+}
+
+// shufflerLost reports whether err means the peer went away or cannot be
+// reached (codes.Unavailable), rather than an answer.
+func shufflerLost(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.Unavailable
 }
 
 // checkIn decides for each client relayed a check-in round whether it

@@ -10,11 +10,13 @@ import (
 	"math"
 	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/shuffledp/shuffledp/event"
@@ -75,6 +77,10 @@ type ShufflerConfig struct {
 	// message, its credentials (0: DefaultFirstMessage).
 	MaxConns     int
 	FirstMessage time.Duration
+	// ConnectTimeout bounds every wait for the server: to answer at start,
+	// and to come back after it went away mid-run (0:
+	// DefaultConnectTimeout). Past it Run fails, naming the server.
+	ConnectTimeout time.Duration
 }
 
 // Shuffler is the shuffler role as a network node: a shuffler.Service
@@ -101,6 +107,13 @@ type Shuffler struct {
 	prevIDs  map[[protocol.ReportIDSize]byte]struct{}
 	finished bool
 	grpc     *grpc.Server
+	// runOver is set when the run really ended (the server finished it,
+	// or the budget is spent and the server was told): only then are the
+	// clients told it is finished. stopping is closed when the shuffler
+	// stops before that (cancelled, or an error): the clients' Work
+	// streams end with codes.Unavailable, so they know it went away.
+	runOver  bool
+	stopping chan struct{}
 }
 
 // worker is one client process's Work stream.
@@ -163,7 +176,20 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 	if cfg.RoundTimeout == 0 {
 		cfg.RoundTimeout = DefaultRoundTimeout
 	}
-	return &Shuffler{cfg: cfg, ready: make(chan struct{}), regCh: make(chan struct{}), workers: map[int64]*worker{}}, nil
+	if cfg.ConnectTimeout < 0 {
+		return nil, fmt.Errorf("connect-timeout must be >= 0, got %v", cfg.ConnectTimeout)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if err := CheckOwnCertificates("shuffler", cfg.TLS, time.Now()); err != nil {
+		return nil, err
+	}
+	if err := CheckOwnCertificates("shuffler", cfg.ServerTLS, time.Now()); err != nil {
+		return nil, err
+	}
+	return &Shuffler{cfg: cfg, ready: make(chan struct{}), regCh: make(chan struct{}), workers: map[int64]*worker{},
+		stopping: make(chan struct{})}, nil
 }
 
 // Stats returns a snapshot of the shuffler's counters.
@@ -179,13 +205,21 @@ func (s *Shuffler) logf(format string, args ...any) {
 // lis and runs rounds until the server finishes the run, the budget is
 // spent (the server is told), or ctx is cancelled.
 func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
+	if err := waitReachable(ctx, pki.RoleServer, s.cfg.Server, s.cfg.ServerTLS, s.cfg.ConnectTimeout); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("shuffler: %w", err)
+	}
 	conn, err := dial(s.cfg.Server, s.cfg.ServerTLS, pki.RoleServer)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	srv := pb.NewServerClient(conn)
-	spec, err := srv.GetRun(ctx, &pb.GetRunRequest{}, grpc.WaitForReady(true))
+	gctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+	spec, err := srv.GetRun(gctx, &pb.GetRunRequest{}, grpc.WaitForReady(true))
+	cancel()
 	if err != nil {
 		return fmt.Errorf("shuffler: run spec from the server %s: %w", s.cfg.Server, err)
 	}
@@ -222,8 +256,15 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- g.Serve(newLimitListener(lis, s.cfg.MaxConns)) }()
 	defer func() {
-		s.finish()
-		g.GracefulStop()
+		s.mu.Lock()
+		over := s.runOver
+		s.mu.Unlock()
+		if over {
+			s.finish()
+		} else {
+			close(s.stopping)
+		}
+		stopServing(g, closeGrace)
 	}()
 	s.logf("run %s: %s; reports of %d bytes; ledger at round %d, epsilon so far %s",
 		s.run.Run, RoundEvent(s.run, s.run.PerRound), s.run.ReportBytes, max(l.LastRound(), 0), epsString(l))
@@ -277,15 +318,16 @@ func epsString(l *ledger.Ledger) string {
 func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Ledger) error {
 	after := int64(-1)
 	for {
-		m, err := srv.GetModel(ctx, &pb.GetModelRequest{Run: s.run.Run, AfterVersion: after}, grpc.WaitForReady(true), grpc.MaxCallRecvMsgSize(modelLimit(s.run)))
+		m, err := s.getModel(ctx, srv, after)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("shuffler: model from the server: %w", err)
+			return err
 		}
 		if m.Finished {
 			s.logf("the server finished the run")
+			s.over()
 			return nil
 		}
 		if len(m.Params) != s.run.Dim || m.Run != s.run.Run {
@@ -302,6 +344,9 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 			if errors.Is(err, ledger.ErrBudgetExhausted) {
 				s.logf("budget spent (%v); stopping the run", err)
 				_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.run.Run, Reason: "target-epsilon"})
+				if serr == nil {
+					s.over()
+				}
 				return serr
 			}
 			if err != nil {
@@ -310,6 +355,7 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 			s.stats.add(func(st *Stats) { st.RoundsOpened++ })
 			released, err = s.collect(ctx, srv, round, m, l)
 			if errors.Is(err, errBudgetStop) {
+				s.over()
 				return nil
 			}
 			if err != nil {
@@ -451,6 +497,63 @@ func (s *Shuffler) forward(ctx context.Context, srv pb.ServerClient, b protocol.
 	return err
 }
 
+// over records that the run really ended: the clients are told it is
+// finished when Run returns.
+func (s *Shuffler) over() {
+	s.mu.Lock()
+	s.runOver = true
+	s.mu.Unlock()
+}
+
+// getModel long-polls the server for the model after version after. A
+// server that goes away (codes.Unavailable) is waited for, at most
+// ConnectTimeout since it was lost; then the error names it.
+func (s *Shuffler) getModel(ctx context.Context, srv pb.ServerClient, after int64) (*pb.Model, error) {
+	var lostAt time.Time
+	for {
+		m, err := srv.GetModel(ctx, &pb.GetModelRequest{Run: s.run.Run, AfterVersion: after}, grpc.MaxCallRecvMsgSize(modelLimit(s.run)))
+		if err == nil || ctx.Err() != nil || status.Code(err) != codes.Unavailable {
+			if err != nil {
+				err = fmt.Errorf("shuffler: model from the server: %w", err)
+			}
+			return m, err
+		}
+		if lostAt.IsZero() {
+			lostAt = time.Now()
+			s.logf("lost the server at %s (%v); waiting for it up to %v", s.cfg.Server, err, s.cfg.ConnectTimeout)
+		}
+		left := s.cfg.ConnectTimeout - time.Since(lostAt)
+		if left <= 0 {
+			return nil, fmt.Errorf("shuffler: the server went away before the run finished: %w",
+				&PeerError{Peer: "the server", Addr: s.cfg.Server, Waited: time.Since(lostAt), Err: err})
+		}
+		if werr := waitReachable(ctx, pki.RoleServer, s.cfg.Server, s.cfg.ServerTLS, left); werr != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("shuffler: the server went away before the run finished: %w", werr)
+		}
+		select { // the connection's own backoff (at most a second) may still run
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// stopServing stops g gracefully, and at once after grace (a client
+// stream that does not end by itself).
+func stopServing(g *grpc.Server, grace time.Duration) {
+	done := make(chan struct{})
+	go func() { g.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		g.Stop()
+		<-done
+	}
+}
+
 // finish tells every client process the run is over.
 func (s *Shuffler) finish() {
 	s.mu.Lock()
@@ -515,6 +618,8 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 	close(s.regCh)
 	s.regCh = make(chan struct{})
 	s.mu.Unlock()
+	// Accepted: say so (the client logs "registered" on this, not before).
+	ackErr := stream.SendHeader(metadata.Pairs(registeredKey, strconv.Itoa(len(req.Clients))))
 	defer func() {
 		close(w.done)
 		s.mu.Lock()
@@ -527,6 +632,9 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 		s.regCh = make(chan struct{})
 		s.mu.Unlock()
 	}()
+	if ackErr != nil {
+		return ackErr
+	}
 	for {
 		select {
 		case a := <-w.send:
@@ -536,6 +644,8 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 			if a.Finished {
 				return nil
 			}
+		case <-s.stopping:
+			return status.Error(codes.Unavailable, "the shuffler is stopping before the run finished")
 		case <-stream.Context().Done():
 			return stream.Context().Err()
 		}

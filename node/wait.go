@@ -9,6 +9,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/shuffledp/shuffledp/pki"
 )
 
 // DefaultConnectTimeout bounds every wait of a role for a peer: for the
@@ -43,19 +45,27 @@ func (e *PeerError) Error() string {
 
 func (e *PeerError) Unwrap() error { return e.Err }
 
-// waitReachable waits up to timeout (and while ctx lives) until peer at addr
+// waitReachable waits up to timeout (and while ctx lives) until the peer of
+// role at addr
 // completes a TLS handshake under tc (the same configuration the gRPC
 // connection uses), retrying refused connections and unresolvable names
 // with a short backoff. A certificate the role refuses (another CA, expired
 // or not yet valid, not issued for addr's host, refused by the peer) ends
 // the wait at once: waiting would not cure it. The error is a *PeerError
 // naming peer, address and cause.
-func waitReachable(ctx context.Context, peer, addr string, tc *tls.Config, timeout time.Duration) error {
+func waitReachable(ctx context.Context, role, addr string, tc *tls.Config, timeout time.Duration) error {
+	peer := "the " + role
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return &PeerError{Peer: peer, Addr: addr, Err: fmt.Errorf("not a host:port address: %w", err)}
 	}
-	conf := tc.Clone()
+	// The connection's own check: the deployment's authority, the role,
+	// the host (pki.RequirePeer, as dial uses); a configuration not made by
+	// pki.ClientTLS is used as it is.
+	conf, err := pki.RequirePeer(tc, role, host)
+	if err != nil {
+		conf = tc.Clone()
+	}
 	if conf.ServerName == "" {
 		conf.ServerName = host
 	}
@@ -109,10 +119,14 @@ func explainDialError(host string, err error) (error, bool) {
 		alert      tls.AlertError
 		recordErr  tls.RecordHeaderError
 		verifyErr  *tls.CertificateVerificationError
+		roleErr    *pki.RoleError
 		peerCertTo string
 	)
 	if errors.As(err, &verifyErr) && len(verifyErr.UnverifiedCertificates) > 0 {
 		c := verifyErr.UnverifiedCertificates[0]
+		peerCertTo = fmt.Sprintf(" (its certificate: subject %q, issuer %q)", c.Subject.String(), c.Issuer.String())
+	} else if errors.As(err, &unknownCA) && unknownCA.Cert != nil {
+		c := unknownCA.Cert
 		peerCertTo = fmt.Sprintf(" (its certificate: subject %q, issuer %q)", c.Subject.String(), c.Issuer.String())
 	}
 	switch {
@@ -134,6 +148,8 @@ func explainDialError(host string, err error) (error, bool) {
 		return fmt.Errorf("its certificate is not valid for host %q (re-run pki init with --hosts naming it): %w", host, err), true
 	case errors.As(err, &recordErr):
 		return fmt.Errorf("it does not speak TLS (another service at this address?): %w", err), true
+	case errors.As(err, &roleErr):
+		return fmt.Errorf("it presents another role's certificate: %w", err), true
 	case errors.As(err, &alert):
 		return fmt.Errorf("it refused this role's TLS handshake: %w", err), true
 	case verifyErr != nil:

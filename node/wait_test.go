@@ -11,9 +11,12 @@ import (
 	"errors"
 	"math/big"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shuffledp/shuffledp/pki"
 )
 
 // testCA is a throwaway certificate authority for the wait tests.
@@ -137,7 +140,7 @@ func TestWaitReachableNamesTheCause(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()
-			err := waitReachable(context.Background(), "the server", c.addr, &tls.Config{RootCAs: ca.pool(), MinVersion: tls.VersionTLS13}, timeout)
+			err := waitReachable(context.Background(), "server", c.addr, &tls.Config{RootCAs: ca.pool(), MinVersion: tls.VersionTLS13}, timeout)
 			took := time.Since(start)
 			if took > timeout+probeTimeout/2 {
 				t.Fatalf("waited %v past a %v deadline", took, timeout)
@@ -196,6 +199,78 @@ func TestCheckOwnCertificates(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "shuffler: its own certificate") {
 				t.Fatalf("got %v, want an error with %q", err, c.want)
 			}
+		})
+	}
+}
+
+// pkiPeer listens on loopback with role's certificate of the deployment in
+// dir (pki.ServerTLS) and completes TLS handshakes.
+func pkiPeer(t *testing.T, dir, role string) string {
+	t.Helper()
+	tc, err := pki.ServerTLS(filepath.Join(dir, role), role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.NextProtos = []string{"h2"}
+	lis, err := tls.Listen("tcp", "127.0.0.1:0", tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lis.Close() })
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				c.(*tls.Conn).Handshake()
+				c.Close()
+			}()
+		}
+	}()
+	return lis.Addr().String()
+}
+
+// TestWaitReachableRoleAndCA checks the wait with the configurations pki
+// makes (the role check inside the handshake): a client dialling the
+// shuffler's address as the server (--server and --shuffler swapped), or
+// a server of another deployment, gives up at once naming the cause.
+func TestWaitReachableRoleAndCA(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	for _, d := range []string{dir, other} {
+		if err := pki.Init(d, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tc, err := pki.ClientTLS(filepath.Join(dir, pki.RoleClient), pki.RoleClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, role, addr, want string
+	}{
+		{"the server", pki.RoleServer, pkiPeer(t, dir, pki.RoleServer), ""},
+		{"swapped addresses", pki.RoleServer, pkiPeer(t, dir, pki.RoleShuffler), "another role's certificate"},
+		{"another deployment", pki.RoleServer, pkiPeer(t, other, pki.RoleServer), "another CA"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			err := waitReachable(context.Background(), c.role, c.addr, tc, 5*time.Second)
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "the server at "+c.addr) {
+				t.Fatalf("got %v, want an error naming the server at %s and %q", err, c.addr, c.want)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Fatalf("gave up after %v, want at once", took)
+			}
+			t.Log(err)
 		})
 	}
 }

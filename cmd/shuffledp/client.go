@@ -6,6 +6,7 @@ import (
 	"log"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,6 +35,7 @@ func newClientCmd() *cobra.Command {
 	var (
 		shufAddr, srvAddr, clients, dataDir, pkiDir, credFile string
 		workers                                               int
+		connectTimeout                                        time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "client --shuffler ADDR --server ADDR --clients LO:HI --data-dir DIR --pki DIR --credentials FILE",
@@ -50,7 +52,14 @@ streams the sealed reports to the shuffler.
 TLS: --pki DIR is the client bundle (DIR/client of shuffledp pki init: ca.pem,
 client.pem, client.key). The process presents the client certificate and
 completes a handshake only with the server's certificate at --server and the
-shuffler's at --shuffler.`,
+shuffler's at --shuffler.
+
+It exits 0 only when the shuffler says the run is finished. A server or
+shuffler that does not answer within --connect-timeout (or presents a
+certificate of another CA, an expired one, one not valid for its host), a
+refused registration, or a shuffler that goes away mid-run and is not back
+within --connect-timeout, ends it with exit status 1 and an error naming
+what it waited for; SIGINT or SIGTERM with 130.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
@@ -77,7 +86,8 @@ shuffler's at --shuffler.`,
 				return err
 			}
 			pool, err := node.NewClientPool(node.ClientPoolConfig{Shuffler: shufAddr, Server: srvAddr, TLS: tc, Credentials: creds,
-				Lo: lo, Hi: hi, DataDir: dataDir, Workers: workers, Log: log.New(cmd.ErrOrStderr(), "client: ", 0)})
+				Lo: lo, Hi: hi, DataDir: dataDir, Workers: workers, ConnectTimeout: connectTimeout,
+				Log: log.New(cmd.ErrOrStderr(), "client: ", 0)})
 			if err != nil {
 				return err
 			}
@@ -97,5 +107,6 @@ shuffler's at --shuffler.`,
 	fl.StringVar(&pkiDir, "pki", "", "the client bundle `DIR` (DIR/client of shuffledp pki init: ca.pem, client.pem, client.key)")
 	fl.StringVar(&credFile, "credentials", "", "the clients' credentials `FILE` (shuffledp pki enrol)")
 	fl.IntVar(&workers, "workers", 1, "goroutines computing reports")
+	fl.DurationVar(&connectTimeout, "connect-timeout", node.DefaultConnectTimeout, "how long to wait for the server and the shuffler to answer (and to accept the registration), at start and after the shuffler went away mid-run; then exit 1 naming what was waited for")
 	return cmd
 }

@@ -196,7 +196,7 @@ func TestRefusedStartLeavesNoState(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			state := filepath.Join(dir, "state"+strconv.Itoa(i))
 			metrics := filepath.Join(dir, "metrics"+strconv.Itoa(i)+".jsonl")
-			args := []string{"--state", state, "--pki", pkiDir}
+			args := []string{"--state", state, "--pki", filepath.Join(pkiDir, c.cmd)}
 			newCmd := newShufflerCmd
 			if c.cmd == "server" {
 				newCmd = newServerCmd
@@ -213,4 +213,79 @@ func TestRefusedStartLeavesNoState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClientLifecycle starts a server and a shuffler by hand and checks
+// how client processes end: a client whose credentials the shuffler
+// refuses exits 1 without ever logging "registered"; a client given a
+// wrong --server address exits 1 within its --connect-timeout, naming the
+// address; a client whose shuffler stops mid-run (SIGINT) exits 1 after
+// its --connect-timeout, saying the shuffler went away before the run
+// finished (it used to exit 0, "shuffler finished the run").
+func TestClientLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	pkiDir, otherPKI := filepath.Join(dir, "pki"), filepath.Join(dir, "other")
+	creds, forged := filepath.Join(dir, "creds.json"), filepath.Join(dir, "forged.json")
+	for _, args := range [][]string{
+		{"init", "--dir", pkiDir}, {"enrol", "--dir", pkiDir, "--clients", "0:20", "--out", creds},
+		{"init", "--dir", otherPKI}, {"enrol", "--dir", otherPKI, "--clients", "0:20", "--out", forged},
+	} {
+		if out, err := runCmd(t, newPKICmd, args...); err != nil {
+			t.Fatalf("pki %v: %v\n%s", args, err, out)
+		}
+	}
+	srv := startNetProc(t, "server", nil, "server", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "srv.addr"),
+		"--state", filepath.Join(dir, "server"), "--pki", filepath.Join(pkiDir, "server"), "--dataset", "synthetic", "--model", "logreg", "--clients", "20",
+		"--sample", "5", "--eps0", "2", "--epochs", "1000", "--eval-every", "1000", "--test-size", "50", "--no-progress")
+	srvAddr := waitFile(t, filepath.Join(dir, "srv.addr"), srv.cmd, srv.out.b)
+	sh := startNetProc(t, "shuffler", nil, "shuffler", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "sh.addr"),
+		"--server", srvAddr, "--state", filepath.Join(dir, "shuffler"), "--pki", filepath.Join(pkiDir, "shuffler"))
+	shAddr := waitFile(t, filepath.Join(dir, "sh.addr"), sh.cmd, sh.out.b)
+	client := func(server, credFile string) *exec.Cmd {
+		return child(nil, "client", "--shuffler", shAddr, "--server", server, "--clients", "0:20", "--connect-timeout", "1s",
+			"--pki", filepath.Join(pkiDir, "client"), "--credentials", credFile)
+	}
+
+	out, code, took := runTimed(t, client(srvAddr, forged), 20*time.Second)
+	if code != 1 || !strings.Contains(out, "refused the registration of clients 0:20") || strings.Contains(out, "registered") {
+		t.Fatalf("client with forged credentials: exit %d after %v, want 1, refused, never \"registered\":\n%s", code, took, out)
+	}
+	wrong := closedPort(t)
+	out, code, took = runTimed(t, client(wrong, creds), 20*time.Second)
+	if code != 1 || !strings.Contains(out, "the server at "+wrong+" did not answer within") || took > 10*time.Second {
+		t.Fatalf("client with a wrong --server: exit %d after %v, want 1 naming %s:\n%s", code, took, wrong, out)
+	}
+
+	cl := startNetProc(t, "client", nil, client(srvAddr, creds).Args[1:]...)
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) && !strings.Contains(sh.out.String(), "round 2 released") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(cl.out.String(), "clients 0:20 registered") {
+		t.Fatalf("client never registered:\n%s\nshuffler:\n%s", cl.out, sh.out)
+	}
+	sh.stop(10 * time.Second)
+	select {
+	case <-cl.done:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("client still running 15s after its shuffler stopped:\n%s", cl.out)
+	}
+	var ee *exec.ExitError
+	if !errors.As(cl.err, &ee) || ee.ExitCode() != 1 || !strings.Contains(cl.out.String(), "the shuffler went away before the run finished") ||
+		strings.Contains(cl.out.String(), "finished the run") {
+		t.Fatalf("client whose shuffler stopped mid-run: %v, want exit 1, \"went away before the run finished\":\n%s\nshuffler:\n%s", cl.err, cl.out, sh.out)
+	}
+	srv.stop(10 * time.Second)
+}
+
+// closedPort is a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return addr
 }

@@ -22,7 +22,7 @@ func newShufflerCmd() *cobra.Command {
 		listen, server, state, pkiDir, ledgerURL, addrTo string
 		metricsListen, metricsAddrTo, adjacency          string
 		delta, target                                    float64
-		timeout                                          time.Duration
+		timeout, connectTimeout                          time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "shuffler --listen ADDR --server ADDR --state DIR --pki DIR",
@@ -65,6 +65,17 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 			parent := commandContext(cmd)
 			ctx, stop := signalContext(parent)
 			defer stop()
+			listenTLS, err := pki.ServerTLS(pkiDir, pki.RoleShuffler)
+			if err != nil {
+				return err
+			}
+			dialTLS, err := pki.ClientTLS(pkiDir, pki.RoleShuffler, pki.RoleServer)
+			if err != nil {
+				return err
+			}
+			if err := node.CheckOwnCertificates("shuffler", listenTLS, time.Now()); err != nil {
+				return err
+			}
 			// Bind first: a refused --listen leaves no state behind.
 			lis, err := net.Listen("tcp", listen)
 			if err != nil {
@@ -85,14 +96,6 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 				return err
 			}
 			defer st.Close()
-			listenTLS, err := pki.ServerTLS(pkiDir, pki.RoleShuffler)
-			if err != nil {
-				return err
-			}
-			dialTLS, err := pki.ClientTLS(pkiDir, pki.RoleShuffler, pki.RoleServer)
-			if err != nil {
-				return err
-			}
 			enr, err := pki.LoadEnroller(pkiDir)
 			if err != nil {
 				return err
@@ -106,7 +109,7 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 			}
 			sh, err := node.NewShuffler(node.ShufflerConfig{Server: server, ServerTLS: dialTLS, TLS: listenTLS, Enroller: enr,
 				Store: st.Store, Delta: delta, TargetEpsilon: target, Adjacency: adjacency, Metrics: metrics,
-				RoundTimeout: timeout, Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
+				RoundTimeout: timeout, ConnectTimeout: connectTimeout, Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
 			if err != nil {
 				return err
 			}
@@ -136,6 +139,7 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 	fl.StringVar(&pkiDir, "pki", "", "the shuffler's bundle `DIR` (DIR/shuffler of shuffledp pki init: ca.pem, shuffler.pem, shuffler.key, clients.key)")
 	fl.StringVar(&ledgerURL, "ledger", "", "ledger `URL`: postgres://... (default: the embedded SQLite ledger DIR/ledger.db)")
 	fl.DurationVar(&timeout, "round-timeout", node.DefaultRoundTimeout, "how long to wait for a round's reports before releasing (a round missing a report is discarded, nothing debited)")
+	fl.DurationVar(&connectTimeout, "connect-timeout", node.DefaultConnectTimeout, "how long to wait for the server to answer, at start and after it went away mid-run; then exit 1 naming it")
 	fl.Float64Var(&delta, "delta", 1e-5, "the shuffler's delta: its ledger debits at it; a run of another delta is refused")
 	fl.Float64Var(&target, "target-epsilon", 0, "the shuffler's target epsilon: no round is released past it; a run with a higher target (or none) is refused (0 = no target)")
 	fl.StringVar(&adjacency, "adjacency", "replace-one", "the weakest neighbouring relation the shuffler debits Gaussian runs for: replace-one or zero-out (a server's run stated for a weaker one is refused)")
