@@ -156,17 +156,11 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		}
 		kc, ok := keys[id]
 		if !ok {
-			// The server may have rotated keys: ask it, never the shuffler.
-			spec, err := getRun()
-			if err != nil {
-				return nil, err
-			}
-			if keys, err = keyConfigs(spec); err != nil {
-				return nil, err
-			}
-			if kc, ok = keys[id]; !ok {
-				return nil, fmt.Errorf("key id %d is not published by the server", id)
-			}
+			// Never ask the server now: only a pool with a client sampled
+			// in this round would ask, so the server would learn which
+			// pools were sampled (and it can cause exactly that, by
+			// publishing the key to the shuffler and not to the clients).
+			return nil, fmt.Errorf("key id %d is not in the run specification the server published to this client at start; refusing the round (asking the server now would tell it this client was sampled)", id)
 		}
 		sealer, err := protocol.NewHPKESealer(kc, run.ReportBytes-protocol.HPKEOverhead)
 		if err != nil {
