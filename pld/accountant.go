@@ -189,7 +189,9 @@ func (a *Accountant) AutoGrid() (float64, error) {
 		h = math.Min(h, sd/gridPointsPerSD)
 	}
 	if span > 0 {
-		h = math.Max(h, 2*span/maxStepPoints)
+		// A step whose loss is nearly constant has a tiny variance; its
+		// grid need not be finer than 1e-5 of its range.
+		h = math.Max(h, math.Max(2*span/maxStepPoints, span*minGridPerSpan))
 	}
 	if math.IsInf(h, 1) || !(h > 0) {
 		h = 1e-3 // every event is the identity
@@ -202,6 +204,7 @@ const (
 	gridMaxPerSD    = 6000
 	gridPerStepSD   = 0.025
 	maxStepPoints   = 1 << 22
+	minGridPerSpan  = 1e-5
 )
 
 // Compose builds every event's per-step PLDs on a common grid, composes

@@ -139,25 +139,42 @@ const directBudget = 1 << 25
 // convolve returns a*b (non-negative inputs), a relative error bound on
 // every entry and an absolute L1 error bound.
 func convolve(a, b []float64) (c []float64, rel, abs float64) {
-	n := len(a) + len(b) - 1
-	if len(a) > len(b) {
-		a, b = b, a
+	// The direct convolution skips zeros: its cost is nnz(a) len(b).
+	na, nb := nnz(a), nnz(b)
+	if float64(na)*float64(len(b)) > float64(nb)*float64(len(a)) {
+		a, b, na, nb = b, a, nb, na
 	}
-	if len(a) <= 64 || float64(len(a))*float64(len(b)) <= directBudget {
-		c = make([]float64, n)
-		for i, x := range a {
-			if x == 0 {
-				continue
-			}
-			ci := c[i : i+len(b)]
-			for j, y := range b {
-				ci[j] += x * y
-			}
-		}
-		// Each entry is a sum of at most len(a) non-negative products.
-		return c, float64(len(a)+2) * ulp, 0
+	if na <= 64 || float64(na)*float64(len(b)) <= directBudget {
+		return convolveDirect(a, b)
 	}
 	return fftConvolve(a, b)
+}
+
+func nnz(x []float64) int {
+	n := 0
+	for _, v := range x {
+		if v != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// convolveDirect is the schoolbook convolution of non-negative vectors,
+// skipping the zeros of a.
+func convolveDirect(a, b []float64) (c []float64, rel, abs float64) {
+	c = make([]float64, len(a)+len(b)-1)
+	for i, x := range a {
+		if x == 0 {
+			continue
+		}
+		ci := c[i : i+len(b)]
+		for j, y := range b {
+			ci[j] += x * y
+		}
+	}
+	// Each entry is a sum of at most min(len) non-negative products.
+	return c, float64(min(len(a), len(b))+2) * ulp, 0
 }
 
 // fftConvolve convolves by a real FFT of size N (a power of two >= n). The
