@@ -185,7 +185,7 @@ const defaultCloneCut = 80
 // (docs/proofs/pld.md). reserved is mass already placed at +inf in both
 // directions.
 func symmetricFromPositive(b *builder, atoms []cloneAtom, reserved float64) {
-	// Sum the mass used by the atoms, q (1 + e^l).
+	// Sum the mass used by the atoms, q (1 + e^l), rounded both ways.
 	used := 0.0
 	big, bigIdx := math.Inf(-1), -1
 	for i, a := range atoms {
@@ -194,23 +194,28 @@ func symmetricFromPositive(b *builder, atoms []cloneAtom, reserved float64) {
 			big, bigIdx = a.l, i
 		}
 	}
+	e := float64(2*len(atoms)+8) * ulp
+	usedLo, usedHi := used*(1-e), used*(1+e)
+	// The rest of the mass sits at loss 0. Pessimistic: rounded up (extra
+	// mass only raises every Delta); optimistic: rounded down (dropping
+	// mass only lowers them).
+	var rest float64
 	if b.side == Pessimistic {
-		used *= 1 + float64(len(atoms)+4)*ulp
+		rest = 1 - reserved - usedLo
 	} else {
-		used *= 1 - float64(len(atoms)+4)*ulp
+		rest = 1 - reserved - usedHi
 	}
-	rest := 1 - reserved - used
 	reduced := math.NaN() // the largest atom's log-mass after a conversion
-	if rest < 0 && b.side == Pessimistic && bigIdx >= 0 {
-		// Convert u = -rest/2 (rounded up) of the largest atom's Q-mass:
-		// it frees 2u of mass and adds u (L - 1) at +inf.
-		u := -rest / 2 * (1 + 1e-6)
+	if deficit := usedHi + reserved - 1; deficit > 0 && b.side == Pessimistic && bigIdx >= 0 {
+		// Convert u = deficit/2 (rounded up) of the largest atom's
+		// Q-mass: it frees 2u of mass and adds u (L - 1) at +inf.
+		u := deficit / 2 * (1 + 1e-6)
 		a := atoms[bigIdx]
 		q := math.Exp(a.logQ)
 		u = math.Min(u, q)
 		reduced = logmath.Log(q - u)
 		b.add(math.Inf(1), u*math.Expm1(a.l)*(1+4*ulp))
-		rest = 0
+		rest += 2 * u
 	}
 	rest = math.Max(rest, 0)
 	for i, a := range atoms {
