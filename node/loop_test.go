@@ -23,11 +23,11 @@ type serverLoop struct {
 
 // newServerLoop opens the session in scfg.Dir, the node, and the loop for
 // m and the test set; the node publishes the run.
-func newServerLoop(ctx context.Context, cfg training.Config, scfg ServerConfig, m model.Model, test *data.Dataset) (l *serverLoop, err error) {
+func newServerLoop(ctx context.Context, cfg training.Config, scfg ServerConfig, m model.Model, test *data.Dataset) (_ *serverLoop, err error) {
 	if err := cfg.CheckNetworked(); err != nil {
 		return nil, err
 	}
-	l = &serverLoop{}
+	l := &serverLoop{}
 	if l.session, err = training.OpenSession(ctx, statedir.SessionConfig{Dir: scfg.Dir}, &cfg); err != nil {
 		return nil, err
 	}

@@ -70,39 +70,9 @@ http://ADDR/metrics.`,
 }
 
 func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metricsListen, mAddrTo string) error {
-	if f.state == "" {
-		return errors.New("state is required: the server's state directory (model checkpoint, metrics, HPKE key)")
-	}
-	if pkiDir == "" {
-		return errors.New("pki is required: the server's bundle (DIR/server of `shuffledp pki init --dir DIR`)")
-	}
-	if f.validation != 0 {
-		return errors.New("validation: a networked server holds no training data to hold out")
-	}
-	if f.cryptoNoise {
-		return errors.New("crypto-noise: clients of a networked run always draw their noise from crypto/rand")
-	}
-	cfg, err := trainConfig(cmd, f)
+	cfg, flags, ncfg, err := serverConfig(cmd, f, pkiDir)
 	if err != nil {
 		return err
-	}
-	if err := cfg.CheckNetworked(); err != nil {
-		return err
-	}
-	dataset := node.Dataset{Name: f.dataset, Seed: f.seed}
-	if err := dataset.Validate(); err != nil {
-		return err
-	}
-	tlsConf, err := pki.ServerTLS(pkiDir, pki.RoleServer)
-	if err != nil {
-		return err
-	}
-	if err := node.CheckOwnCertificates("server", tlsConf, time.Now()); err != nil {
-		return err
-	}
-	flags := trainRunFlags(cmd, cfg)
-	for _, n := range nodeFlags {
-		delete(flags, n)
 	}
 	// Bind first: a refused --listen leaves no state behind.
 	lis, err := net.Listen("tcp", listen)
@@ -119,70 +89,145 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 			fresh.remove()
 		}
 	}()
-	parent := commandContext(cmd)
-	var serverMetrics *telemetry.ServerMetrics
 	reg := telemetry.NewRegistry()
 	if metricsListen != "" {
-		if serverMetrics, err = telemetry.NewServerMetrics(reg); err != nil {
+		if ncfg.Metrics, err = telemetry.NewServerMetrics(reg); err != nil {
 			return err
 		}
 	}
-	session, err := training.OpenSession(parent, statedir.SessionConfig{Dir: f.state, Flags: flags, MayDiffer: trainMayDiffer, Metrics: f.metrics}, &cfg)
+	role, err := openServerRole(commandContext(cmd), f, cfg, flags, ncfg)
 	if err != nil {
 		return err
 	}
-	defer session.Close() // before fresh.remove: the lock is released first
-	srv, err := node.NewServer(node.ServerConfig{Dir: session.Dir(), Dataset: dataset, Delta: cfg.Delta, TargetEpsilon: cfg.TargetEpsilon,
-		TLS: tlsConf, Metrics: serverMetrics})
-	if err != nil {
-		return err
-	}
-	defer srv.Close() // before the session closes
-	_, test, err := loadTrainData(f)
-	if err != nil {
-		return err
-	}
-	m, err := model.New(f.model, test.Dim, test.Classes)
-	if err != nil {
-		return err
-	}
-	m.Init(model.NewInitRNG(f.seed))
-	tr, done, err := attachServerLoop(session, srv, cfg, m, test)
-	if err != nil {
-		return err
-	}
+	defer role.Close() // before fresh.remove: the lock is released first
 	started = true
-	cfg = tr.Config()
-	total := cfg.TotalRounds()
-	if done >= total {
+	if cfg, done := role.tr.Config(), role.done; done >= cfg.TotalRounds() {
 		// Nothing to serve: say so and exit at once (up then starts
 		// neither the shuffler nor the clients).
 		fmt.Fprintf(cmd.OutOrStdout(), "run %s already finished: %d of %d rounds done (state in %s); nothing to do\n",
-			session.Run(), done, total, session.Dir())
+			role.session.Run(), done, cfg.TotalRounds(), role.session.Dir())
 		return nil
 	}
 	if err := node.WriteAddr(addrTo, lis.Addr().String()); err != nil {
 		return err
 	}
-	go srv.Serve(lis)
-	stderr := cmd.ErrOrStderr()
+	go role.srv.Serve(lis)
 	mctx, mstop := context.WithCancel(context.Background())
-	waitMetrics, err := serveMetrics(mctx, "server", metricsListen, mAddrTo, reg, stderr)
+	waitMetrics, err := serveMetrics(mctx, "server", metricsListen, mAddrTo, reg, cmd.ErrOrStderr())
 	if err != nil {
 		mstop()
 		return err
 	}
 	defer func() { mstop(); waitMetrics() }()
-	fmt.Fprintf(stderr, "server: run %s in %s, listening on %s; %s on %d clients, k=%d, %s eps0 %g, %d rounds (resuming at %d); delta %g\n",
-		session.Run(), session.Dir(), lis.Addr(), m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.Eps0, total, done, cfg.Delta)
+	return role.serve(cmd, lis.Addr())
+}
 
-	ctx, stop := signalContext(parent)
+// serverConfig checks the server's own flags and returns the run's
+// configuration, its identity in the state directory, and the node's
+// configuration but for its directory and metrics.
+func serverConfig(cmd *cobra.Command, f *trainFlags, pkiDir string) (training.Config, map[string]string, node.ServerConfig, error) {
+	var ncfg node.ServerConfig
+	switch {
+	case f.state == "":
+		return training.Config{}, nil, ncfg, errors.New("state is required: the server's state directory (model checkpoint, metrics, HPKE key)")
+	case pkiDir == "":
+		return training.Config{}, nil, ncfg, errors.New("pki is required: the server's bundle (DIR/server of `shuffledp pki init --dir DIR`)")
+	case f.validation != 0:
+		return training.Config{}, nil, ncfg, errors.New("validation: a networked server holds no training data to hold out")
+	case f.cryptoNoise:
+		return training.Config{}, nil, ncfg, errors.New("crypto-noise: clients of a networked run always draw their noise from crypto/rand")
+	}
+	cfg, err := trainConfig(cmd, f)
+	if err != nil {
+		return cfg, nil, ncfg, err
+	}
+	if err := cfg.CheckNetworked(); err != nil {
+		return cfg, nil, ncfg, err
+	}
+	ncfg.Dataset = node.Dataset{Name: f.dataset, Seed: f.seed}
+	if err := ncfg.Dataset.Validate(); err != nil {
+		return cfg, nil, ncfg, err
+	}
+	if ncfg.TLS, err = pki.ServerTLS(pkiDir, pki.RoleServer); err != nil {
+		return cfg, nil, ncfg, err
+	}
+	if err := node.CheckOwnCertificates("server", ncfg.TLS, time.Now()); err != nil {
+		return cfg, nil, ncfg, err
+	}
+	flags := trainRunFlags(cmd, cfg)
+	for _, n := range nodeFlags {
+		delete(flags, n)
+	}
+	return cfg, flags, ncfg, nil
+}
+
+// serverRole is the server process: its state directory, the node (its
+// transport) and its training loop.
+type serverRole struct {
+	session *statedir.Session
+	srv     *node.Server
+	tr      *training.Trainer
+	done    int // rounds the checkpoint had completed
+}
+
+// openServerRole opens the state directory (with the run's flags), the
+// node in it, the test set and the model (theta_0 from --seed), and the
+// loop over the node, restored from the checkpoint.
+func openServerRole(ctx context.Context, f *trainFlags, cfg training.Config, flags map[string]string, ncfg node.ServerConfig) (_ *serverRole, err error) {
+	r := &serverRole{}
+	if r.session, err = training.OpenSession(ctx, statedir.SessionConfig{Dir: f.state, Flags: flags, MayDiffer: trainMayDiffer, Metrics: f.metrics}, &cfg); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	ncfg.Dir, ncfg.Delta, ncfg.TargetEpsilon = r.session.Dir(), cfg.Delta, cfg.TargetEpsilon
+	if r.srv, err = node.NewServer(ncfg); err != nil {
+		return nil, err
+	}
+	_, test, err := loadTrainData(f)
+	if err != nil {
+		return nil, err
+	}
+	m, err := model.New(f.model, test.Dim, test.Classes)
+	if err != nil {
+		return nil, err
+	}
+	m.Init(model.NewInitRNG(f.seed))
+	if r.tr, r.done, err = attachServerLoop(r.session, r.srv, cfg, m, test); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close closes the node, then the session.
+func (r *serverRole) Close() error {
+	var errs []error
+	if r.srv != nil {
+		errs = append(errs, r.srv.Close())
+	}
+	if r.session != nil {
+		errs = append(errs, r.session.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// serve runs the loop until it stops, printing every evaluation and the
+// end; an interrupted run exits 130 with its state saved.
+func (r *serverRole) serve(cmd *cobra.Command, addr net.Addr) error {
+	cfg, stderr := r.tr.Config(), cmd.ErrOrStderr()
+	total := cfg.TotalRounds()
+	fmt.Fprintf(stderr, "server: run %s in %s, listening on %s; %s on %d clients, k=%d, %s eps0 %g, %d rounds (resuming at %d); delta %g\n",
+		r.session.Run(), r.session.Dir(), addr, r.tr.Model().Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.Eps0, total, r.done, cfg.Delta)
+	ctx, stop := signalContext(commandContext(cmd))
 	defer stop()
 	var last metrics.Record
-	reason, err := trainServerLoop(ctx, tr, session, srv, training.Hooks{OnEval: func(r metrics.Record) error {
-		last = r
-		fmt.Fprintf(stderr, "server: round %d/%d epoch %.4g acc %s eps %s (%d ledger rounds)\n", r.Round, total, r.Epoch,
-			fmtPtr(r.TestAccuracy, "%.4f"), fmtPtr(r.Epsilon, "%.4g"), derefInt(r.LedgerRounds))
+	reason, err := trainServerLoop(ctx, r.tr, r.session, r.srv, training.Hooks{OnEval: func(rec metrics.Record) error {
+		last = rec
+		fmt.Fprintf(stderr, "server: round %d/%d epoch %.4g acc %s eps %s (%d ledger rounds)\n", rec.Round, total, rec.Epoch,
+			fmtPtr(rec.TestAccuracy, "%.4f"), fmtPtr(rec.Epsilon, "%.4g"), derefInt(rec.LedgerRounds))
 		return nil
 	}})
 	if err != nil {
@@ -191,7 +236,7 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 	fmt.Fprintf(cmd.OutOrStdout(), "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g\n",
 		reason, last.Round, last.Epoch, fmtPtr(last.TestAccuracy, "%.4f"), fmtPtr(last.Epsilon, "%.4g"), cfg.Delta)
 	if reason == training.StopCancelled {
-		fmt.Fprintf(stderr, "server: state saved in %s; run the same command again to resume\n", session.Dir())
+		fmt.Fprintf(stderr, "server: state saved in %s; run the same command again to resume\n", r.session.Dir())
 		return errInterrupted
 	}
 	return nil
