@@ -193,3 +193,52 @@ func TestLimitListener(t *testing.T) {
 		t.Fatalf("after a close: %v", err)
 	}
 }
+
+// TestReregistrationEndsTheOldStream: a client credential registered again
+// on another Work stream takes its client from the first; a stream left
+// with no client ends (Aborted) instead of being held open, so one valid
+// credential cannot hold many streams. The last registration gets the
+// rounds.
+func TestReregistrationEndsTheOldStream(t *testing.T) {
+	r := newAttackRig(t, rigOptions{n: 4, k: 2, rounds: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var streams []grpc.ServerStreamingClient[pb.Assignment]
+	for range 20 {
+		streams = append(streams, r.work(ctx))
+	}
+	// The server may handle the registrations in any order: all streams but
+	// the one it handled last end with Aborted (after any assignment
+	// relayed to them while they held the clients).
+	ended := make(chan error, len(streams))
+	for _, w := range streams {
+		go func() {
+			var err error
+			for err == nil {
+				_, err = w.Recv()
+			}
+			ended <- err
+		}()
+	}
+	for i := range len(streams) - 1 {
+		select {
+		case err := <-ended:
+			if status.Code(err) != codes.Aborted {
+				t.Fatalf("stream ended with %v, want Aborted", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d superseded streams ended", i, len(streams)-1)
+		}
+	}
+	r.sh.mu.Lock()
+	held := uniqueWorkers(r.sh.workers)
+	r.sh.mu.Unlock()
+	if len(held) != 1 {
+		t.Fatalf("%d Work streams held for one client range registered %d times, want 1", len(held), len(streams))
+	}
+	select {
+	case err := <-ended:
+		t.Fatalf("the last registration's stream ended too: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+}

@@ -120,6 +120,12 @@ type Shuffler struct {
 type worker struct {
 	send chan *pb.Assignment
 	done chan struct{}
+	// held counts the clients registered to this stream (under s.mu);
+	// gone is closed when a later registration took the last of them, so
+	// that a stream whose clients all registered again elsewhere ends
+	// instead of being held open.
+	held int
+	gone chan struct{}
 }
 
 // openRound is the round being collected.
@@ -606,14 +612,24 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 			return status.Errorf(codes.Unauthenticated, "client %d: invalid credential", c.Client)
 		}
 	}
-	w := &worker{send: make(chan *pb.Assignment, 4), done: make(chan struct{})}
+	w := &worker{send: make(chan *pb.Assignment, 4), done: make(chan struct{}), gone: make(chan struct{})}
 	s.mu.Lock()
 	if s.finished {
 		s.mu.Unlock()
 		return stream.Send(&pb.Assignment{Finished: true})
 	}
 	for _, c := range req.Clients {
+		old := s.workers[c.Client]
+		if old == w {
+			continue
+		}
+		if old != nil {
+			if old.held--; old.held == 0 {
+				close(old.gone)
+			}
+		}
 		s.workers[c.Client] = w
+		w.held++
 	}
 	close(s.regCh)
 	s.regCh = make(chan struct{})
@@ -646,6 +662,8 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 			}
 		case <-s.stopping:
 			return status.Error(codes.Unavailable, "the shuffler is stopping before the run finished")
+		case <-w.gone:
+			return status.Error(codes.Aborted, "every client of this stream registered again on another stream")
 		case <-stream.Context().Done():
 			return stream.Context().Err()
 		}
