@@ -90,11 +90,33 @@ func FuzzFromPMFs(f *testing.F) {
 		}
 		// Its curve at b >= 1 is that of (p, q), so at T = 1 and eps >= 0
 		// its delta equals (p, q)'s.
-		if T == 1 {
-			siv, _ := sc.Delta(eps)
-			if siv.Lower > ex+tol || siv.Upper < ex-tol {
-				t.Fatalf("symmetric p=%v q=%v eps=%v: exact %.15g outside %v", p, q, eps, ex, siv)
-			}
+		siv, _ := sc.Delta(eps)
+		if T == 1 && (siv.Lower > ex+tol || siv.Upper < ex-tol) {
+			t.Fatalf("symmetric p=%v q=%v eps=%v: exact %.15g outside %v", p, q, eps, ex, siv)
+		}
+		// At every T, the exact delta of the T-fold symmetric pair built
+		// explicitly lies in the bracket.
+		sp, sq := symmetricPMFs(p, q)
+		sex := exactDelta(sp, sq, T, eps)
+		if siv.Lower > sex+tol || siv.Upper < sex-tol {
+			t.Fatalf("symmetric p=%v q=%v T=%d eps=%v: exact %.15g outside %v", p, q, T, eps, sex, siv)
 		}
 	})
+}
+
+// symmetricPMFs builds the symmetric pair explicitly: outcomes o+ (p, q)
+// and o- (q, p) for every o with p > q (with q = 0: p at +inf and its
+// mirror), and one outcome with the rest in both.
+func symmetricPMFs(p, q []float64) (sp, sq []float64) {
+	used := 0.0
+	for i := range p {
+		if p[i] > q[i] {
+			sp = append(sp, p[i], q[i])
+			sq = append(sq, q[i], p[i])
+			used += p[i] + q[i]
+		}
+	}
+	sp = append(sp, math.Max(0, 1-used))
+	sq = append(sq, math.Max(0, 1-used))
+	return sp, sq
 }
