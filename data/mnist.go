@@ -30,6 +30,12 @@ var MNISTSHA256 = map[string]string{
 	MNISTTestLabels:  "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
 }
 
+// DefaultMNISTDir is where `shuffledp data fetch mnist` stores MNIST when
+// no --dir is given, relative to the working directory (the repository
+// root); the repository's .gitignore keeps it out of git. Every example and
+// script names this one directory.
+const DefaultMNISTDir = "data/mnist-cache"
+
 // MNISTClasses is the number of MNIST labels (digits 0-9).
 const MNISTClasses = 10
 

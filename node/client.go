@@ -484,7 +484,7 @@ func LoadClientData(d *pb.Dataset, dir string, clients int) (*data.Dataset, erro
 	switch d.GetName() {
 	case "mnist":
 		if dir == "" {
-			return nil, errors.New("data-dir is required: the run trains on mnist (fetch it with `shuffledp data fetch mnist --dir DIR`)")
+			return nil, errors.New("data-dir is required: the run trains on mnist (`shuffledp data fetch mnist` stores it in " + data.DefaultMNISTDir + ": --data-dir " + data.DefaultMNISTDir + ")")
 		}
 		ds, _, err = data.LoadMNIST(dir)
 	case "synthetic":

