@@ -49,6 +49,14 @@ The same holds for the neighbouring relation of a Gaussian run: with
 --adjacency replace-one (the default) a run the server states for zero-out
 adjacency (whose epsilon is the smaller one) is refused.
 
+--connect-timeout bounds its waits for the server, at start and after it
+went away mid-run; then it exits 1 naming the server's address and the cause
+(nothing listening, a host that does not resolve, a certificate of another CA,
+expired or not yet valid). Only when the server finished the run (or the
+budget is spent) does it tell the clients the run is finished; stopped
+earlier, it ends their streams as unavailable, and they exit non-zero unless
+it comes back in time.
+
 --metrics-listen ADDR serves Prometheus metrics (rounds released and
 discarded by reason, reports accepted and rejected by reason, batch sizes,
 round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,

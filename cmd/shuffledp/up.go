@@ -36,7 +36,13 @@ every process cleanly (the server checkpoints); the same command again
 resumes. --prometheus serves both roles' Prometheus metrics on loopback ports
 and prints their addresses. The shuffler gets --delta and --target-epsilon of
 the train flags as its own (it owns the budget). Client noise is drawn from crypto/rand, so runs are not reproducible
-(--seed still picks theta_0 and the synthetic data).`,
+(--seed still picks theta_0 and the synthetic data).
+
+DIR and its missing parents are created. A rerun on a finished run's DIR says
+so and exits 0 at once. No child outlives up (on Linux each has a
+parent-death signal, so even kill -9 of up stops them). Exit status: 0 the run
+finished, 1 an error (a child's, named), 2 a usage error, 130 stopped by
+SIGINT/SIGTERM with the state saved (docs/operations.md).`,
 		Example: `  shuffledp up --dataset synthetic --model logreg --clients 200 --sample 20 --epochs 1 --state runs/up
   shuffledp ledger show --state runs/up --json`,
 		Args: cobra.NoArgs,
