@@ -40,3 +40,18 @@ func ExampleAccountant() {
 	fmt.Printf("epsilon in [%.3f, %.3f]\n", iv.Lower, iv.Upper)
 	// Output: epsilon in [3.131, 3.133]
 }
+
+// DP-SGD's accountant: 1,000 steps of the Poisson-subsampled Gaussian
+// mechanism (noise multiplier 1, sampling rate 1%), add-remove neighbours.
+func ExampleSampledGaussian() {
+	c, err := pld.SampledGaussian(1, 0.01, 1000, pld.Options{})
+	if err != nil {
+		panic(err)
+	}
+	iv, err := c.Epsilon(1e-5)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("epsilon in [%.3f, %.3f]\n", iv.Lower, iv.Upper)
+	// Output: epsilon in [1.828, 1.828]
+}
