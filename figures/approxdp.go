@@ -124,3 +124,33 @@ func ApproxDPRecords(recs []metrics.Record, sensitivity string, points int) ([]m
 	}
 	return out, nil
 }
+
+// ApproxDPSeries returns the approximate-DP route's series of a check-in
+// Gaussian run (shuffledp train plot --approx-dp) under the run's adjacency (like for
+// like with its epsilon: sensitivity 2C under replace-one, C under
+// zero-out and for metrics written before the adjacency was recorded)
+// and, for a zero-out run, also under the LDP diameter 2C (the paper's
+// Sec. 5.1 convention).
+func ApproxDPSeries(recs []metrics.Record, points int) ([]AccuracySeries, error) {
+	adjacency, err := RunAdjacency(recs)
+	if err != nil {
+		return nil, fmt.Errorf("approx-dp: %w", err)
+	}
+	series := []struct{ sens, label string }{
+		{SensitivityAdjacency, "approx-DP route (analytic Gauss + FMT20 clones + KOV15), " + adjacency + ": sensitivity C"},
+	}
+	if adjacency == event.AdjacencyReplaceOne {
+		series[0].label = "approx-DP route (analytic Gauss + FMT20 clones + KOV15), replace-one: sensitivity 2C"
+	} else {
+		series = append(series, struct{ sens, label string }{SensitivityDiameter, "approx-DP route, LDP sensitivity 2C (the paper's Sec. 5.1 convention)"})
+	}
+	var out []AccuracySeries
+	for _, c := range series {
+		r, err := ApproxDPRecords(recs, c.sens, points)
+		if err != nil {
+			return nil, fmt.Errorf("approx-dp: %w", err)
+		}
+		out = append(out, AccuracySeries{Label: c.label, Records: r})
+	}
+	return out, nil
+}

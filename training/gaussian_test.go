@@ -383,6 +383,16 @@ func TestApproxDPRecords(t *testing.T) {
 	if err != nil || len(run) != 2 || *run[1].Epsilon != *clip[1].Epsilon {
 		t.Errorf("legacy (zero-out) run: %v (%v), want sensitivity C's %v", run, err, *clip[1].Epsilon)
 	}
+	// The plot's series: one under replace-one (sensitivity 2C), two for
+	// a zero-out run (C, and the paper's 2C).
+	if ser, err := figures.ApproxDPSeries(recs, 2); err != nil || len(ser) != 1 || !strings.Contains(ser[0].Label, "replace-one: sensitivity 2C") ||
+		*ser[0].Records[1].Epsilon != *diam[1].Epsilon {
+		t.Errorf("replace-one series: %+v (%v)", ser, err)
+	}
+	if ser, err := figures.ApproxDPSeries(legacy, 2); err != nil || len(ser) != 2 ||
+		*ser[0].Records[1].Epsilon != *clip[1].Epsilon || *ser[1].Records[1].Epsilon != *diam[1].Epsilon {
+		t.Errorf("zero-out series: %+v (%v)", ser, err)
+	}
 	legacy[0].Adjacency = event.AdjacencyReplaceOne
 	if _, err := figures.ApproxDPRecords(legacy, figures.SensitivityAdjacency, 2); err == nil {
 		t.Error("records of two adjacencies were accepted")

@@ -6,9 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/shuffledp/shuffledp/event"
-	"github.com/shuffledp/shuffledp/figures"
-	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -110,34 +107,4 @@ func applyTrainGaussian(fs *pflag.FlagSet, g *trainGaussianFlags, cfg *training.
 		cfg.Sigma = g.sigma
 	}
 	return nil
-}
-
-// approxDPSeries returns the approximate-DP route's series of a check-in
-// Gaussian run (train plot --approx-dp) under the run's adjacency (like for
-// like with its epsilon: sensitivity 2C under replace-one, C under
-// zero-out and for metrics written before the adjacency was recorded)
-// and, for a zero-out run, also under the LDP diameter 2C (the paper's
-// Sec. 5.1 convention).
-func approxDPSeries(recs []metrics.Record, points int) ([]figures.AccuracySeries, error) {
-	adjacency, err := figures.RunAdjacency(recs)
-	if err != nil {
-		return nil, fmt.Errorf("approx-dp: %w", err)
-	}
-	series := []struct{ sens, label string }{
-		{figures.SensitivityAdjacency, "approx-DP route (analytic Gauss + FMT20 clones + KOV15), " + adjacency + ": sensitivity C"},
-	}
-	if adjacency == event.AdjacencyReplaceOne {
-		series[0].label = "approx-DP route (analytic Gauss + FMT20 clones + KOV15), replace-one: sensitivity 2C"
-	} else {
-		series = append(series, struct{ sens, label string }{figures.SensitivityDiameter, "approx-DP route, LDP sensitivity 2C (the paper's Sec. 5.1 convention)"})
-	}
-	var out []figures.AccuracySeries
-	for _, c := range series {
-		r, err := figures.ApproxDPRecords(recs, c.sens, points)
-		if err != nil {
-			return nil, fmt.Errorf("approx-dp: %w", err)
-		}
-		out = append(out, figures.AccuracySeries{Label: c.label, Records: r})
-	}
-	return out, nil
 }
