@@ -17,17 +17,26 @@
 //
 // Trust boundaries on the wire:
 //
-//   - The server serves GetModel, SubmitBatch and Stop to the shuffler only
-//     (its TLS client certificate, pki.IsShuffler); the model reaches the
-//     clients relayed by the shuffler, so the server never learns who
-//     fetched it or who was sampled. Anyone may read the public RunSpec.
+//   - Every peer proves its role inside the TLS handshake (package pki: a
+//     certificate naming spiffe://DEPLOYMENT/ROLE): the server accepts the
+//     shuffler and clients, the shuffler clients only, and each dialler
+//     only the role it dials. Each RPC is then checked against rpcRoles
+//     when its headers arrive, before its message is read: GetModel,
+//     SubmitBatch and Stop are the shuffler's, GetRun the shuffler's and
+//     the clients'; the model reaches the clients relayed by the shuffler,
+//     so the server never learns who fetched it or who was sampled.
 //   - Clients authenticate to the shuffler with a per-client bearer token
-//     (pki.Enroller) on every report; a token is valid for its own client
-//     id only.
-//   - A client seals to a key config it fetched from the server itself
-//     (over TLS, server certificate checked), never to one the shuffler
-//     supplies: the shuffler relays only the key id of the round, so it
-//     cannot substitute its own key and read reports.
+//     (pki.Enroller) on Work and on every report; a token is valid for its
+//     own client id only.
+//   - A client seals to a key config it fetched from the server itself, at
+//     start (over a connection that accepts only the server's identity),
+//     never to one the shuffler supplies: the shuffler relays only the key
+//     id of the round, so it cannot substitute its own key and read
+//     reports; a round naming a key the client was not given is refused,
+//     not asked about (only sampled pools would ask).
+//   - Nothing unauthenticated costs memory (guard.go): message limits sized
+//     from the run, bounded streams and connections, deadlines on the
+//     handshake and on a stream's messages.
 //   - A batch is run, round and the concatenated equal-length sealed
 //     reports in a fresh uniform order: no identity, timestamp or arrival
 //     order. The shuffler debits the durable ledger before it forwards; it
