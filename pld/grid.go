@@ -196,7 +196,7 @@ func (b *builder) finish() *PLD {
 			beta := E / carD * (1 - 4*ulp)
 			out[j] += beta*carP + P
 			restP, restD := (1-beta)*carP, (1-beta)*carD
-			carP, carD = restP, (eh*restD+(eh-1)*restP)*(1+cellSlack+4*ulp)
+			carP, carD = restP, (eh*restD+(eh-1)*restP*(1+cellSlack))*(1+4*ulp)
 		}
 	}
 	if carP > 0 {
