@@ -123,7 +123,6 @@ func (p *ClientPool) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer sconn.Close()
 	srv := pb.NewServerClient(sconn)
 	getRun := func() (*pb.RunSpec, error) {
 		gctx, cancel := context.WithTimeout(ctx, timeout)
@@ -131,6 +130,10 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		return srv.GetRun(gctx, &pb.GetRunRequest{}, grpc.WaitForReady(true))
 	}
 	spec, err := getRun()
+	// The pool never calls the server again (see workersFor): the
+	// connection is closed now rather than holding one of the server's
+	// connection slots for the whole run.
+	sconn.Close()
 	if err != nil {
 		return fmt.Errorf("client: run spec from the server %s: %w", p.cfg.Server, err)
 	}
