@@ -638,9 +638,9 @@ func TestWrongKeyReports(t *testing.T) {
 // received exactly the two debited batches (the only reports it can ever
 // open) and is told to stop with "target-epsilon".
 func TestBudgetStopBeforeRelease(t *testing.T) {
-	run := protocol.RunConfig{Population: 10, PerRound: 4, Eps0: 2}
+	run := protocol.RunConfig{Randomizer: "rinf", Population: 10, PerRound: 4, Eps0: 2}
 	eps := func(rounds int64) float64 {
-		g, err := event.Epsilon([]event.Composed{{Event: RoundEvent(run, 4), Count: rounds}}, "best", 1e-5, nil)
+		g, err := event.Epsilon([]event.Composed{{Event: run.Round(4).Event(), Count: rounds}}, "best", 1e-5, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

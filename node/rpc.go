@@ -99,7 +99,8 @@ func checkAdjacency(c protocol.RunConfig) error {
 	if c.Adjacency == "" {
 		return fmt.Errorf("adjacency must be set for randomizer gaussian (%s or %s); the server is older than this node", event.AdjacencyReplaceOne, event.AdjacencyZeroOut)
 	}
-	return RoundEvent(c, max(c.PerRound, 1)).Validate()
+	_, err := event.RoundEvent(c.Round(max(c.PerRound, 1)))
+	return err
 }
 
 // sameRunConfig reports the first field in which the run configuration the

@@ -249,7 +249,7 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	run := s.run
 	s.runPB = runConfigToPB(run)
 	s.budget = &claimBudget{ids: s.cfg.Store, inner: &shuffler.LedgerBudget{Ledger: l,
-		Event: func(k int) event.Event { return RoundEvent(run, k) }}}
+		Event: func(k int) event.Event { return run.Round(k).Event() }}}
 	if s.svc, err = shuffler.NewService(shuffler.ServiceConfig{Run: s.run, Budget: s.budget}); err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		stopServing(g, closeGrace)
 	}()
 	s.logf("run %s: %s; reports of %d bytes; ledger at round %d, epsilon so far %s",
-		s.run.Run, RoundEvent(s.run, s.run.PerRound), s.run.ReportBytes, max(l.LastRound(), 0), epsString(l))
+		s.run.Run, s.run.Round(s.run.PerRound).Event(), s.run.ReportBytes, max(l.LastRound(), 0), epsString(l))
 	err = s.rounds(ctx, srv, l)
 	select {
 	case serr := <-serveErr:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/randomizer"
 )
 
@@ -90,6 +91,14 @@ const (
 	// deciding with its own randomness; the shuffler samples nobody.
 	ParticipationCheckIn = "checkin"
 )
+
+// Round is the public configuration of a round of the run that released a
+// batch of reports reports, which event.RoundEvent turns into the privacy
+// event the shuffler debits.
+func (c RunConfig) Round(reports int) event.Round {
+	return event.Round{Randomizer: c.Randomizer, Participation: c.Participation, N: int64(c.Population),
+		Reports: int64(reports), Eps0: c.Eps0, Sigma: c.Sigma, Rate: c.Rate, Adjacency: c.Adjacency}
+}
 
 // Validate returns an error naming the first invalid field (flag-style
 // names: run, model, dim, randomizer, clip-norm, clip, eps0, clients,

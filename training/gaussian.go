@@ -164,7 +164,7 @@ func (c *Config) validateGaussian() error {
 		return fmt.Errorf("adjacency add-remove does not apply to randomizer gaussian (the shuffle Gaussian bounds are for a fixed population of n clients); use %s or %s",
 			event.AdjacencyReplaceOne, event.AdjacencyZeroOut)
 	}
-	if err := c.RoundEvent().Validate(); err != nil {
+	if _, err := event.RoundEvent(c.Round(c.Sample)); err != nil {
 		return fmt.Errorf("privacy event: %w", err)
 	}
 	return nil

@@ -13,31 +13,22 @@ import (
 // target epsilon. It is ledger.ErrBudgetExhausted.
 var ErrBudgetExhausted = ledger.ErrBudgetExhausted
 
-// roundEvent is the privacy event of releasing one batch of reports
-// reports: the subsampled shuffle mechanism (NeurIPS'21 eq. (3)) with the
-// run's n clients, k = reports sampled without replacement, and its eps0.
-// In simulation every released batch has exactly k = Sample reports.
-//
-// The Gaussian runs: randomizer gaussian with k of n sampled is the
-// subsampled shuffle Gaussian mechanism (n, k = reports, sigma; ICLR'23
-// submission Thm 2), with check-in the shuffled check-in Gaussian
-// mechanism (n, rate, sigma; eq. (11)), whatever the realized batch size
-// (the curve covers its distribution); central-gaussian is the
-// Poisson-sampled Gaussian mechanism (rate, sigma; MTZ19), n recorded.
-// The Gaussian events carry the run's Adjacency.
-func (c *Config) roundEvent(reports int) event.Event {
-	switch {
-	case c.Randomizer == RandomizerCentralGaussian:
-		return event.Event{Mechanism: event.SampledGaussian, N: int64(c.Clients), Rate: c.Rate, Sigma: c.Sigma, Adjacency: c.Adjacency}
-	case c.Randomizer == RandomizerGaussian && c.Participation == ParticipationCheckIn:
-		return event.Event{Mechanism: event.CheckinGaussian, N: int64(c.Clients), Rate: c.Rate, Sigma: c.Sigma, Adjacency: c.Adjacency}
-	case c.Randomizer == RandomizerGaussian:
-		return event.Event{Mechanism: event.SubsampledShuffleGaussian, N: int64(c.Clients), K: int64(reports), Sigma: c.Sigma, Adjacency: c.Adjacency}
-	}
-	return event.Event{Mechanism: event.SubsampledShuffle, N: int64(c.Clients), K: int64(reports), Eps0: c.Eps0}
+// Round is the public configuration of a round of the run that released
+// a batch of reports reports: what event.RoundEvent, which the networked
+// shuffler calls too, turns into the round's privacy event.
+func (c *Config) Round(reports int) event.Round {
+	return event.Round{Randomizer: c.Randomizer, Participation: c.Participation, N: int64(c.Clients),
+		Reports: int64(reports), Eps0: c.Eps0, Sigma: c.Sigma, Rate: c.Rate, Adjacency: c.Adjacency}
 }
 
-// RoundEvent is the privacy event of one round of the run (k = Sample).
+// roundEvent is the privacy event of releasing a batch of reports reports
+// (event.Round.Event: the zero Event, which no ledger debits, for a
+// configuration without one).
+func (c *Config) roundEvent(reports int) event.Event { return c.Round(reports).Event() }
+
+// RoundEvent is the privacy event of one round of the run (k = Sample; in
+// simulation every released batch of a k-of-n run has exactly k reports),
+// or the zero Event for a run without one (randomizer none).
 func (c *Config) RoundEvent() event.Event { return c.roundEvent(c.Sample) }
 
 // LedgerOptions are the accounting parameters of cfg's run: its delta, its

@@ -39,20 +39,43 @@ func writeLedger(t *testing.T, run string, ev event.Event, rounds int64, delta f
 	return dir
 }
 
+// roundKindEvent is event.RoundEvent of r: the event a simulation and a
+// shuffler debit for a round of that kind.
+func roundKindEvent(t *testing.T, r event.Round) event.Event {
+	t.Helper()
+	e, err := event.RoundEvent(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 // `ledger show` reports the epsilon `account` gives for the same mechanism
-// and --steps equal to the number of rounds, exactly.
+// and --steps equal to the number of rounds, exactly; for every round kind
+// (event.RoundEvent), `account` given the flags `ledger show` prints prices
+// the event the simulation and the shuffler debit.
 func TestLedgerShowAgreesWithAccount(t *testing.T) {
-	for _, tc := range []struct {
+	type row struct {
 		ev     event.Event
 		rounds int64
 		delta  string // --delta of account, and of show when showDelta
 		show   bool
-	}{
+	}
+	rows := []row{
 		{event.Event{Mechanism: "subsampled-shuffle", N: 60000, K: 1000, Eps0: 2}, 40, "1e-5", false},
 		{event.Event{Mechanism: "subsampled-shuffle", N: 60000, K: 1000, Eps0: 2}, 40, "1/60000", true},
 		{event.Event{Mechanism: "shuffle", N: 1000, Eps0: 1}, 7, "1e-5", false},
 		{event.Event{Mechanism: "shuffle-gaussian", N: 1000, Sigma: 5}, 3, "1e-5", false},
+	}
+	for _, r := range []event.Round{
+		{Randomizer: "rinf", Participation: event.ParticipationSample, N: 60000, Reports: 1000, Eps0: 1.5},
+		{Randomizer: event.RandomizerGaussian, Participation: event.ParticipationSample, N: 1000, Reports: 100, Sigma: 5, Adjacency: event.AdjacencyReplaceOne},
+		{Randomizer: event.RandomizerGaussian, Participation: event.ParticipationCheckIn, N: 60000, Reports: 6000, Sigma: 2, Rate: 0.1, Adjacency: event.AdjacencyZeroOut},
+		{Randomizer: event.RandomizerCentralGaussian, Participation: event.ParticipationSample, N: 60000, Reports: 600, Sigma: 1.1, Rate: 0.01, Adjacency: event.AdjacencyAddRemove},
 	} {
+		rows = append(rows, row{roundKindEvent(t, r), 5, "1e-5", false})
+	}
+	for _, tc := range rows {
 		name := fmt.Sprintf("%s/rounds=%d/delta=%s", tc.ev.Mechanism, tc.rounds, tc.delta)
 		t.Run(name, func(t *testing.T) {
 			dir := writeLedger(t, "run-a", tc.ev, tc.rounds, 1e-5)

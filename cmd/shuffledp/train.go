@@ -234,7 +234,7 @@ var trainLaterFlags = map[string]bool{"optimizer": true, "momentum": true, "adam
 // and without it (replace-one now) it is refused, naming --adjacency.
 func trainRunFlags(cmd *cobra.Command, cfg training.Config) map[string]string {
 	m := map[string]string{}
-	if legacy := (event.Event{Mechanism: cfg.RoundEvent().Mechanism}).EffectiveAdjacency(); cfg.Adjacency != "" && cfg.Adjacency != legacy {
+	if legacy := (event.Event{Mechanism: cfg.RoundEvent().Mechanism}).EffectiveAdjacency(); cfg.Adjacency != "" && legacy != "" && cfg.Adjacency != legacy {
 		m["adjacency"] = cfg.Adjacency
 	}
 	cmd.Flags().VisitAll(func(fl *pflag.Flag) {

@@ -1,0 +1,79 @@
+package event
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every round kind gives the event of its row in RoundEvent's table,
+// written out here by hand; the fields the kind does not use are dropped,
+// and Round.Event agrees.
+func TestRoundEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		round Round
+		want  Event
+	}{
+		{"eps0-LDP k of n",
+			Round{Randomizer: "rinf", Participation: ParticipationSample, N: 60000, Reports: 10000, Eps0: 1.5},
+			Event{Mechanism: SubsampledShuffle, N: 60000, K: 10000, Eps0: 1.5}},
+		{"eps0-LDP, participation empty, replace-one spelled out",
+			Round{Randomizer: "r2", N: 20, Reports: 5, Eps0: 2, Adjacency: AdjacencyReplaceOne},
+			Event{Mechanism: SubsampledShuffle, N: 20, K: 5, Eps0: 2}},
+		{"eps0-LDP, k = n",
+			Round{Randomizer: "privunit", Participation: ParticipationSample, N: 20, Reports: 20, Eps0: 2},
+			Event{Mechanism: SubsampledShuffle, N: 20, K: 20, Eps0: 2}},
+		{"gaussian k of n",
+			Round{Randomizer: RandomizerGaussian, Participation: ParticipationSample, N: 1000, Reports: 100, Sigma: 5, Adjacency: AdjacencyReplaceOne},
+			Event{Mechanism: SubsampledShuffleGaussian, N: 1000, K: 100, Sigma: 5, Adjacency: AdjacencyReplaceOne}},
+		{"gaussian k of n, no adjacency (legacy)",
+			Round{Randomizer: RandomizerGaussian, N: 1000, Reports: 100, Sigma: 5},
+			Event{Mechanism: SubsampledShuffleGaussian, N: 1000, K: 100, Sigma: 5}},
+		{"gaussian check-in: the realized batch is not used",
+			Round{Randomizer: RandomizerGaussian, Participation: ParticipationCheckIn, N: 60000, Reports: 5987, Sigma: 2, Rate: 0.1, Adjacency: AdjacencyZeroOut},
+			Event{Mechanism: CheckinGaussian, N: 60000, Rate: 0.1, Sigma: 2, Adjacency: AdjacencyZeroOut}},
+		{"central-gaussian (Poisson sampling)",
+			Round{Randomizer: RandomizerCentralGaussian, Participation: ParticipationSample, N: 60000, Reports: 611, Sigma: 1.1, Rate: 0.01, Adjacency: AdjacencyAddRemove},
+			Event{Mechanism: SampledGaussian, N: 60000, Rate: 0.01, Sigma: 1.1, Adjacency: AdjacencyAddRemove}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := RoundEvent(tc.round)
+			if err != nil || got != tc.want {
+				t.Fatalf("RoundEvent(%+v) = %+v, %v; want %+v", tc.round, got, err, tc.want)
+			}
+			if e := tc.round.Event(); e != tc.want {
+				t.Errorf("Round.Event = %+v, want %+v", e, tc.want)
+			}
+		})
+	}
+}
+
+// A round without a privacy event, or whose event is invalid, is an error
+// naming the flag; Round.Event gives the zero Event, which does not
+// validate (so no ledger debits it).
+func TestRoundEventRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		round Round
+		want  string
+	}{
+		{Round{N: 20, Reports: 5, Eps0: 2}, "--randomizer must not be empty"},
+		{Round{Randomizer: RandomizerNone, N: 20, Reports: 5}, "--randomizer none"},
+		{Round{Randomizer: "rinf", Participation: ParticipationCheckIn, N: 20, Rate: 0.5, Eps0: 2}, "--participation checkin needs --randomizer gaussian"},
+		{Round{Randomizer: RandomizerCentralGaussian, Participation: ParticipationCheckIn, N: 20, Rate: 0.5, Sigma: 1}, "--participation checkin needs --randomizer gaussian"},
+		{Round{Randomizer: "rinf", Participation: "poisson", N: 20, Reports: 5, Eps0: 2}, "--participation must be"},
+		{Round{Randomizer: "rinf", N: 20, Reports: 5, Eps0: 2, Adjacency: AdjacencyZeroOut}, "--adjacency zero-out does not apply"},
+		{Round{Randomizer: "rinf", N: 20, Reports: 0, Eps0: 2}, "--k"},
+		{Round{Randomizer: "rinf", N: 20, Reports: 21, Eps0: 2}, "--k"},
+		{Round{Randomizer: RandomizerGaussian, N: 20, Reports: 5}, "--sigma"},
+		{Round{Randomizer: RandomizerGaussian, Participation: ParticipationCheckIn, N: 20, Sigma: 1, Rate: 1.5}, "--rate"},
+		{Round{Randomizer: RandomizerCentralGaussian, N: 20, Sigma: 1, Rate: 0.1, Adjacency: AdjacencyReplaceOne}, "replace-one"},
+	} {
+		_, err := RoundEvent(tc.round)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("RoundEvent(%+v): %v, want an error containing %q", tc.round, err, tc.want)
+		}
+		if e := tc.round.Event(); e != (Event{}) || e.Validate() == nil {
+			t.Errorf("Round.Event(%+v) = %+v, want the zero Event, which does not validate", tc.round, e)
+		}
+	}
+}
