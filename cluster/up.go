@@ -119,7 +119,7 @@ func Up(ctx context.Context, cfg Config) error {
 	}
 	pkiDir := filepath.Join(abs, "pki")
 	if err := pki.Init(pkiDir, nil); err != nil {
-		return err
+		return fmt.Errorf("up: %w (up's certificates are its own: remove %s and up makes new ones; the run resumes from the rest of --state)", err, pkiDir)
 	}
 	enr, err := pki.LoadEnroller(filepath.Join(pkiDir, pki.OperatorDir))
 	if err != nil {

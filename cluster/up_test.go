@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,5 +77,23 @@ func TestWaitOrStopEnds(t *testing.T) {
 				t.Fatalf("waitOrStop took %v", took)
 			}
 		})
+	}
+}
+
+// TestUpRefusesAnOldPKI: a state directory whose pki/ has the older
+// single-directory layout (certificates without roles) is refused before
+// any child starts, saying to remove it.
+func TestUpRefusesAnOldPKI(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "run")
+	old := filepath.Join(state, "pki")
+	if err := os.MkdirAll(old, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ca.pem", "ca.key", "server.pem", "server.key", "shuffler.pem", "shuffler.key", "clients.key"} {
+		os.WriteFile(filepath.Join(old, f), []byte("x"), 0o600)
+	}
+	err := Up(context.Background(), Config{Exe: "/nonexistent", State: state, Clients: 2, ClientProcesses: 1, Workers: 1})
+	if err == nil || !strings.Contains(err.Error(), "older single-directory layout") || !strings.Contains(err.Error(), "remove "+old) {
+		t.Fatalf("Up over an old pki: %v", err)
 	}
 }
