@@ -198,6 +198,18 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 		stopping: make(chan struct{})}, nil
 }
 
+// Started reports whether Run got the run's specification from the server,
+// opened the run's ledger and began serving clients (false: it stopped
+// before, e.g. the server never answered, and has debited nothing).
+func (s *Shuffler) Started() bool {
+	select {
+	case <-s.ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // Stats returns a snapshot of the shuffler's counters.
 func (s *Shuffler) Stats() Stats { return s.stats.snapshot() }
 

@@ -164,8 +164,9 @@ func TestUpKilledLeavesNoChild(t *testing.T) {
 }
 
 // TestRefusedStartLeavesNoState starts the server and the shuffler with a
-// --listen they cannot bind (malformed, and a port in use) and the server
-// with a data set it cannot load, and checks that each is refused with an
+// --listen they cannot bind (malformed, and a port in use), the server with
+// a data set it cannot load and the shuffler with a server that does not
+// answer, and checks that each is refused with an
 // error naming the cause and leaves no state directory (and no metrics
 // file) behind.
 func TestRefusedStartLeavesNoState(t *testing.T) {
@@ -191,6 +192,7 @@ func TestRefusedStartLeavesNoState(t *testing.T) {
 		{"server missing data", "server", []string{"--listen", "127.0.0.1:0", "--dataset", "mnist", "--data-dir", filepath.Join(dir, "none")}, "none"},
 		{"shuffler bad listen", "shuffler", []string{"--listen", "nonsense", "--server", "127.0.0.1:1"}, "listen nonsense"},
 		{"shuffler port in use", "shuffler", []string{"--listen", busy.Addr().String(), "--server", "127.0.0.1:1"}, "address already in use"},
+		{"shuffler server unreachable", "shuffler", []string{"--listen", "127.0.0.1:0", "--server", closedPort(t), "--connect-timeout", "300ms"}, "did not answer within"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -134,6 +134,9 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: listening on %s, server %s, state %s\n", lis.Addr(), server, state)
 			err = sh.Run(ctx, lis)
+			// A shuffler that never got the run from the server (it did not
+			// answer, its certificate was refused, ...) was a refused start.
+			started = sh.Started()
 			s := sh.Stats()
 			fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: %d rounds released, %d discarded, %d reports accepted, %d forwarded; rejected: %v\n",
 				s.Released, s.Discarded, s.Accepted, s.Forwarded, s.Rejected)
