@@ -206,13 +206,16 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: p.cfg.Credentials.Token(c)})
 	}
 	var (
-		work   grpc.ServerStreamingClient[pb.Assignment]
-		lostAt time.Time // when the shuffler went away (zero: it has not)
+		work    grpc.ServerStreamingClient[pb.Assignment]
+		endWork = func() {} // releases work's stream
+		lostAt  time.Time   // when the shuffler went away (zero: it has not)
 	)
+	defer func() { endWork() }()
 	for {
 		if work == nil {
+			endWork()
 			var finished bool
-			work, finished, err = p.register(ctx, shuf, req, grpc.MaxCallRecvMsgSize(modelLimit(run)))
+			work, endWork, finished, err = p.register(ctx, shuf, req, grpc.MaxCallRecvMsgSize(modelLimit(run)))
 			switch {
 			case finished:
 				p.logf("the shuffler says the run is finished")
@@ -295,18 +298,19 @@ const registeredKey = "shuffledp-registered"
 // for the shuffler to accept it (its registeredKey header) or say the run
 // is finished. Only an accepted registration is logged as one; a refusal
 // is an error carrying the shuffler's status.
-func (p *ClientPool) register(ctx context.Context, shuf pb.ShufflerClient, req *pb.WorkRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[pb.Assignment], bool, error) {
+func (p *ClientPool) register(ctx context.Context, shuf pb.ShufflerClient, req *pb.WorkRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[pb.Assignment], func(), bool, error) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	late := errors.New("no answer to the registration")
 	timer := time.AfterFunc(p.cfg.ConnectTimeout, func() { cancel(late) })
 	defer timer.Stop()
-	fail := func(err error) (grpc.ServerStreamingClient[pb.Assignment], bool, error) {
+	none := func() {}
+	fail := func(err error) (grpc.ServerStreamingClient[pb.Assignment], func(), bool, error) {
 		cancel(nil)
 		if errors.Is(context.Cause(sctx), late) {
-			return nil, false, &PeerError{Peer: "the shuffler", Addr: p.cfg.Shuffler, Waited: p.cfg.ConnectTimeout,
+			return nil, none, false, &PeerError{Peer: "the shuffler", Addr: p.cfg.Shuffler, Waited: p.cfg.ConnectTimeout,
 				Err: fmt.Errorf("registration of clients %d:%d not accepted", p.cfg.Lo, p.cfg.Hi)}
 		}
-		return nil, false, err
+		return nil, none, false, err
 	}
 	work, err := shuf.Work(sctx, req, append(opts, grpc.WaitForReady(true))...)
 	if err != nil {
@@ -321,7 +325,7 @@ func (p *ClientPool) register(ctx context.Context, shuf pb.ShufflerClient, req *
 		a, err := work.Recv()
 		if err == nil && a.Finished {
 			cancel(nil)
-			return nil, true, nil
+			return nil, none, true, nil
 		}
 		if err == nil {
 			err = errors.New("an assignment before the registration was accepted")
@@ -335,10 +339,9 @@ func (p *ClientPool) register(ctx context.Context, shuf pb.ShufflerClient, req *
 		return fail(nil)
 	}
 	p.logf("clients %d:%d registered with the shuffler for run %s", p.cfg.Lo, p.cfg.Hi, req.Run)
-	// The stream lives until the run ends (or the shuffler goes away);
-	// its context is released with ctx.
-	context.AfterFunc(ctx, func() { cancel(nil) })
-	return work, false, nil
+	// The stream lives until the run ends, the shuffler goes away or the
+	// caller replaces it.
+	return work, func() { cancel(nil) }, false, nil
 }
 
 // reconnect waits for the shuffler to answer again after it went away
