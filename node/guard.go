@@ -59,6 +59,10 @@ const (
 	specLimit = 1 << 20
 	// sendLimit bounds what a node sends (it built the message itself).
 	sendLimit = 256 << 20
+	// recvCeiling bounds every receive limit whatever the run says: the
+	// run's configuration comes from the untrusted server, which must not
+	// be able to lift the shuffler's or the clients' limits at will.
+	recvCeiling = 256 << 20
 )
 
 // checkRole refuses a call whose peer's role may not make it.
@@ -165,9 +169,9 @@ func (s *deadlineStream) RecvMsg(m any) error {
 // reportLimit is the largest message a shuffler accepts from a client for
 // run: a Submit chunk of chunkReports reports (report, token, id, field
 // overhead), or a WorkRequest or a chunk of check-in declines naming every
-// client of the population.
+// client of the population; at most recvCeiling (as every limit below).
 func reportLimit(run protocol.RunConfig) int {
-	return max(chunkReports*(run.ReportBytes+64), run.Population*64) + msgMargin
+	return min(max(chunkReports*(run.ReportBytes+64), run.Population*64)+msgMargin, recvCeiling)
 }
 
 // batchLimit is the largest message the server accepts: a batch of the
@@ -177,13 +181,13 @@ func batchLimit(run protocol.RunConfig) int {
 	if run.Participation == protocol.ParticipationCheckIn {
 		most = run.Population
 	}
-	return most*run.ReportBytes + msgMargin
+	return min(most*run.ReportBytes+msgMargin, recvCeiling)
 }
 
 // modelLimit is the largest model message (a GetModel reply, or an
 // Assignment relaying the model and naming up to the population's clients).
 func modelLimit(run protocol.RunConfig) int {
-	return run.Dim*9 + run.Population*10 + msgMargin
+	return min(run.Dim*9+run.Population*10+msgMargin, recvCeiling)
 }
 
 // limitListener closes connections accepted beyond max open ones at once.

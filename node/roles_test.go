@@ -18,6 +18,7 @@ import (
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
+	"github.com/shuffledp/shuffledp/protocol"
 )
 
 // impostorConn dials addr presenting role's certificate of the deployment
@@ -240,5 +241,31 @@ func TestReregistrationEndsTheOldStream(t *testing.T) {
 	case err := <-ended:
 		t.Fatalf("the last registration's stream ended too: %v", err)
 	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// TestMessageLimits: the limits follow the run (an honest batch, chunk and
+// model fit, with little room) and no run lifts them past recvCeiling.
+func TestMessageLimits(t *testing.T) {
+	run := protocol.RunConfig{Dim: 7850, Population: 60000, PerRound: 10000, ReportBytes: 100}
+	for _, c := range []struct {
+		name        string
+		limit, need int
+	}{
+		{"batch", batchLimit(run), run.PerRound * run.ReportBytes},
+		// a Submit chunk, or a Work request naming every client (id, token)
+		{"chunk or work request", reportLimit(run), max(chunkReports*(run.ReportBytes+32+8), run.Population*(32+10))},
+		// the model, and an assignment naming every client
+		{"model", modelLimit(run), run.Dim*8 + run.Population*8},
+	} {
+		if c.limit < c.need || c.limit > 2*c.need+msgMargin {
+			t.Errorf("%s: limit %d for a message of %d", c.name, c.limit, c.need)
+		}
+	}
+	huge := protocol.RunConfig{Dim: 1 << 30, Population: 1 << 30, PerRound: 1 << 30, ReportBytes: 1 << 30}
+	for _, l := range []int{batchLimit(huge), reportLimit(huge), modelLimit(huge)} {
+		if l != recvCeiling {
+			t.Errorf("limit %d for a huge run, want the ceiling %d", l, recvCeiling)
+		}
 	}
 }
