@@ -54,8 +54,20 @@ type Config struct {
 	// ClientProcesses is the number of client processes (>= 1) sharing
 	// the n clients; Workers the goroutines of each.
 	ClientProcesses, Workers int
-	// RoundTimeout is passed to the shuffler (0: its default).
+	// RoundTimeout is passed to the shuffler (0: its default): every
+	// round is released at this deadline, a dummy report in the place of
+	// each sampled client that has not delivered.
 	RoundTimeout time.Duration
+	// ReleaseWhenComplete is the shuffler's --release-when-complete:
+	// release a round as soon as every sampled client delivered (sound
+	// only if dropout is independent of the data and exchangeable across
+	// clients; docs/proofs/dummy-reports.md).
+	ReleaseWhenComplete bool
+	// MinConnected is the shuffler's --min-connected (0: all clients).
+	MinConnected int
+	// Dropout is the clients' --dropout: the probability that a sampled
+	// client ignores a round (a simulation of unreliable devices; 0: none).
+	Dropout float64
 	// Delta and TargetEpsilon are the shuffler's own accounting parameters
 	// (its --delta and --target-epsilon; the train flags' values): the
 	// shuffler refuses a server whose run disagrees.
@@ -166,6 +178,12 @@ func Up(ctx context.Context, cfg Config) error {
 	if cfg.RoundTimeout > 0 {
 		shArgs = append(shArgs, "--round-timeout="+cfg.RoundTimeout.String())
 	}
+	if cfg.ReleaseWhenComplete {
+		shArgs = append(shArgs, "--release-when-complete")
+	}
+	if cfg.MinConnected > 0 {
+		shArgs = append(shArgs, fmt.Sprintf("--min-connected=%d", cfg.MinConnected))
+	}
 	shuf, err := g.start(cfg.Exe, "shuffler", shArgs)
 	if err != nil {
 		return g.fail(err)
@@ -209,6 +227,9 @@ func Up(ctx context.Context, cfg Config) error {
 			"--pki=" + filepath.Join(pkiDir, pki.RoleClient), "--credentials=" + credFile, fmt.Sprintf("--workers=%d", cfg.Workers)}
 		if cfg.DataDir != "" {
 			args = append(args, "--data-dir="+cfg.DataDir)
+		}
+		if cfg.Dropout > 0 {
+			args = append(args, "--dropout="+strconv.FormatFloat(cfg.Dropout, 'g', -1, 64))
 		}
 		c, err := g.start(cfg.Exe, fmt.Sprintf("client %d:%d", lo, hi), args)
 		if err != nil {

@@ -121,6 +121,11 @@ type rigOptions struct {
 	secondKey bool
 	// store is the shuffler's ledger (nil: in memory).
 	store ledger.Backend
+	// atDeadline releases every round at its deadline (the default of a
+	// deployment); otherwise the rig releases as soon as every sampled
+	// client delivered (ReleaseWhenComplete), so that tests of complete
+	// rounds do not wait for the timeout.
+	atDeadline bool
 }
 
 // newAttackRig starts a fakeServer (run "attack": n clients, k a round,
@@ -184,7 +189,7 @@ func newAttackRig(t testing.TB, o rigOptions) *attackRig {
 		store = ledger.NewMemoryStore()
 	}
 	sh, err := NewShuffler(ShufflerConfig{Server: slis.Addr().String(), ServerTLS: dialTLS, TLS: shTLS, Enroller: enr,
-		Store: store, Delta: 1e-5, TargetEpsilon: o.target, RoundTimeout: o.timeout})
+		Store: store, Delta: 1e-5, TargetEpsilon: o.target, RoundTimeout: o.timeout, ReleaseWhenComplete: !o.atDeadline})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,15 +338,18 @@ func randomID(t testing.TB) [protocol.ReportIDSize]byte {
 	return id
 }
 
-// TestDroppedAndSlowClients: a round in which no sampled client reports
-// (below the minimum batch) and a round in which one sampled client never
-// reports are both discarded at the round timeout: nothing is forwarded,
-// nothing debited (the ledger holds no round), and the run goes on with a
-// new round, in which a slow client that reports before the timeout is
-// waited for and the batch released.
+// TestDroppedAndSlowClients: rounds are released at their deadline with a
+// dummy report in the place of every sampled client that did not deliver:
+// a round in which nobody reports (4 dummies), one in which one sampled
+// client never reports (1 dummy), and one in which every client reports,
+// the last one late but before the deadline (no dummy, and still released
+// at the deadline, not when complete). Every batch is exactly k reports of
+// the run's length, every one opens at the server, the ledger debits every
+// round as a complete round, and the dummies are counted in the shuffler's
+// own stats only.
 func TestDroppedAndSlowClients(t *testing.T) {
 	const timeout = 400 * time.Millisecond
-	r := newAttackRig(t, rigOptions{n: 10, k: 4, rounds: 1, timeout: timeout})
+	r := newAttackRig(t, rigOptions{n: 10, k: 4, rounds: 3, timeout: timeout, atDeadline: true})
 	ctx := context.Background()
 	w := r.work(ctx)
 
@@ -350,28 +358,26 @@ func TestDroppedAndSlowClients(t *testing.T) {
 	if a.Round != 1 || len(a.Clients) != 4 {
 		t.Fatalf("first assignment %v", a)
 	}
-	// Round 2: the same model again, a new round; the last sampled client
-	// never reports.
+	// Round 2: the last sampled client never reports.
 	a2 := recv(t, w)
-	if a2.Round != 2 || a2.Model.Version != a.Model.Version {
-		t.Fatalf("after a discarded round: round %d of model %d, want round 2 of model %d", a2.Round, a2.Model.Version, a.Model.Version)
+	if a2.Round != 2 || a2.Model.Version != a.Model.Version+1 {
+		t.Fatalf("after a round of dummies: round %d of model %d, want round 2 of model %d", a2.Round, a2.Model.Version, a.Model.Version+1)
 	}
-	reps, _ := r.honest(a2)
-	if ack := r.submit(ctx, a2.Round, reps[:3]); ack.Accepted != 3 {
+	reps2, ids2 := r.honest(a2)
+	if ack := r.submit(ctx, a2.Round, reps2[:3]); ack.Accepted != 3 {
 		t.Fatalf("round 2: %v", ack)
 	}
-	// Round 3: all report, the last one late but within the timeout.
+	// Round 3: all report, the last one late but before the deadline.
 	a3 := recv(t, w)
 	if a3.Round != 3 {
 		t.Fatalf("third assignment %v", a3)
 	}
-	if got := r.ledgerRounds(); len(got) != 0 || len(r.srv.received()) != 0 {
-		t.Fatalf("after two dropped rounds: ledger rounds %v, %d batches forwarded; want none", got, len(r.srv.received()))
+	start := time.Now()
+	// Round 2's missing report, late: refused and counted.
+	if ack := r.submit(ctx, a2.Round, reps2[3:]); ack.Accepted != 0 || ack.Rejected[string(RejectWrongRound)] != 1 {
+		t.Fatalf("late report: %v", ack)
 	}
-	if s := r.sh.Stats(); s.Discarded != 2 || s.Released != 0 {
-		t.Fatalf("stats after two dropped rounds: %+v", s)
-	}
-	reps, ids := r.honest(a3)
+	reps, ids3 := r.honest(a3)
 	if ack := r.submit(ctx, a3.Round, reps[:3]); ack.Accepted != 3 {
 		t.Fatalf("round 3: %v", ack)
 	}
@@ -382,20 +388,55 @@ func TestDroppedAndSlowClients(t *testing.T) {
 	if a := recv(t, w); !a.Finished {
 		t.Fatalf("after the last round: %v, want finished", a)
 	}
-	got := r.srv.received()
-	if len(got) != 1 || got[0].Round != 3 || len(got[0].Reports) != 4*r.run.ReportBytes {
-		t.Fatalf("forwarded %d batches (%v); want round 3's, of 4 reports", len(got), got)
+	if el := time.Since(start); el < timeout*3/4 {
+		t.Fatalf("complete round 3 released after %v, before its deadline %v", el, timeout)
 	}
-	for i := range 4 {
-		h, err := protocol.ParseHeader(got[0].Reports[i*r.run.ReportBytes:])
-		if err != nil || !contains(ids, h.ReportID) {
-			t.Fatalf("forwarded report %d: %v, not one of round 3's", i, err)
+	got := r.srv.received()
+	if len(got) != 3 {
+		t.Fatalf("forwarded %d batches, want 3", len(got))
+	}
+	opener, err := protocol.NewHPKEOpener(attackReport, r.srv.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantReal := []map[[protocol.ReportIDSize]byte]int64{{}, ids2, ids3}
+	wantDummies := []int{4, 1, 0}
+	for i, b := range got {
+		if b.Round != int64(i+1) || len(b.Reports) != 4*r.run.ReportBytes || b.ReportBytes != int64(r.run.ReportBytes) {
+			t.Fatalf("batch %d: round %d, %d bytes; want round %d of 4 reports", i, b.Round, len(b.Reports), i+1)
+		}
+		real, seen := 0, map[[protocol.ReportIDSize]byte]bool{}
+		for j := range 4 {
+			sealed := b.Reports[j*r.run.ReportBytes : (j+1)*r.run.ReportBytes]
+			h, err := protocol.ParseHeader(sealed)
+			if err != nil || h.KeyID != r.srv.key.Config.ID || seen[h.ReportID] {
+				t.Fatalf("batch %d report %d: header %+v, %v", i, j, h, err)
+			}
+			seen[h.ReportID] = true
+			if _, err := opener.Open(protocol.Binding{Run: r.run.Run, Round: b.Round}, sealed); err != nil {
+				t.Fatalf("batch %d report %d does not open at the server: %v", i, j, err)
+			}
+			if contains(wantReal[i], h.ReportID) {
+				real++
+			}
+		}
+		if real != 4-wantDummies[i] {
+			t.Fatalf("batch %d: %d client reports, want %d", i, real, 4-wantDummies[i])
 		}
 	}
-	if lr := r.ledgerRounds(); len(lr) != 1 || lr[0] != 3 {
-		t.Fatalf("ledger rounds %v, want [3]", lr)
+	if lr := r.ledgerRounds(); len(lr) != 3 {
+		t.Fatalf("ledger rounds %v, want [1 2 3]", lr)
 	}
-	if s := r.sh.Stats(); s.RoundsOpened != 3 || s.Discarded != 2 || s.Released != 1 || s.Accepted != 7 || s.Forwarded != 4 {
+	es, err := r.store.Entries(ctx, r.run.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.Event.K != 4 || e.Event.N != 10 {
+			t.Fatalf("round %d debited as %v, want a complete round of 4 of 10", e.Round, e.Event)
+		}
+	}
+	if s := r.sh.Stats(); s.RoundsOpened != 3 || s.Discarded != 0 || s.Released != 3 || s.Accepted != 7 || s.Forwarded != 12 || s.Dummies != 5 {
 		t.Fatalf("stats %+v", s)
 	}
 }

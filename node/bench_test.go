@@ -144,7 +144,7 @@ func BenchmarkNetworkRoundFig3(b *testing.B) {
 	dialTLS, _ := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleShuffler), pki.RoleShuffler)
 	enr, _ := pki.LoadEnroller(pkiDir)
 	sh, err := NewShuffler(ShufflerConfig{Server: slis.Addr().String(), ServerTLS: dialTLS, TLS: shTLS, Enroller: enr,
-		Store: st, Delta: 1e-5, RoundTimeout: time.Minute})
+		Store: st, Delta: 1e-5, RoundTimeout: time.Minute, ReleaseWhenComplete: true})
 	if err != nil {
 		b.Fatal(err)
 	}

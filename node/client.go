@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,12 @@ type ClientPoolConfig struct {
 	DataDir string
 	// Workers is the number of goroutines computing reports (>= 1).
 	Workers int
+	// Dropout is a SIMULATION of unreliable devices: each sampled client
+	// ignores a round with this probability (an independent coin from
+	// crypto/rand per client and round), so the shuffler puts a dummy in
+	// its place at the deadline. 0: none. Refused for check-in runs, whose
+	// accounting assumes every client checks in with the run's rate.
+	Dropout float64
 	// Log receives a line per round (nil: none).
 	Log *log.Logger
 	// ConnectTimeout bounds every wait for a peer: for the server and the
@@ -61,6 +68,7 @@ type ClientPoolConfig struct {
 type ClientPool struct {
 	cfg     ClientPoolConfig
 	reports atomic.Int64
+	dropped atomic.Int64
 }
 
 // NewClientPool checks cfg and returns a pool.
@@ -88,6 +96,9 @@ func NewClientPool(cfg ClientPoolConfig) (*ClientPool, error) {
 	}
 	if err := CheckOwnCertificates("client", cfg.TLS, time.Now()); err != nil {
 		return nil, err
+	}
+	if !(cfg.Dropout >= 0 && cfg.Dropout <= 1) {
+		return nil, fmt.Errorf("dropout must be in [0, 1], got %g", cfg.Dropout)
 	}
 	return &ClientPool{cfg: cfg}, nil
 }
@@ -147,6 +158,9 @@ func (p *ClientPool) Run(ctx context.Context) error {
 	}
 	if p.cfg.Hi > int64(run.Population) {
 		return fmt.Errorf("clients %d:%d: the run has %d clients", p.cfg.Lo, p.cfg.Hi, run.Population)
+	}
+	if p.cfg.Dropout > 0 && run.Participation == protocol.ParticipationCheckIn {
+		return errors.New("dropout: a check-in run's accounting assumes every client checks in with the run's rate; --dropout simulates dropouts of sampled runs only")
 	}
 	ds, err := LoadClientData(spec.Dataset, p.cfg.DataDir, run.Population)
 	if err != nil {
@@ -269,6 +283,14 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		}
 		round := protocol.Round{ID: a.Round, Model: protocol.Model{Run: a.Model.Run, Version: a.Model.Version, Params: a.Model.Params}}
 		clients, declined := a.Clients, []*pb.ClientCredential(nil)
+		if p.cfg.Dropout > 0 {
+			if clients, err = p.dropout(clients, coin); err != nil {
+				return err
+			}
+			if len(clients) == 0 {
+				continue
+			}
+		}
 		if run.Participation == protocol.ParticipationCheckIn {
 			if clients, declined, err = p.checkIn(run.Rate, a.Clients, coin); err != nil {
 				return err
@@ -383,6 +405,25 @@ func shufflerLost(err error) bool {
 	st, ok := status.FromError(err)
 	return ok && st.Code() == codes.Unavailable
 }
+
+// dropout keeps each client with probability 1 - Dropout (simulation of
+// unreliable devices; coins from crypto/rand).
+func (p *ClientPool) dropout(clients []int64, coin randomizer.Source) ([]int64, error) {
+	var kept []int64
+	for _, c := range clients {
+		if p.cfg.Dropout < 1 && !randomizer.Bernoulli(coin, uint64(math.Ldexp(p.cfg.Dropout, 64))) {
+			kept = append(kept, c)
+		}
+	}
+	if n := len(clients) - len(kept); n > 0 {
+		p.dropped.Add(int64(n))
+	}
+	return kept, nil
+}
+
+// Dropped returns how many sampled clients the --dropout simulation made
+// ignore their round.
+func (p *ClientPool) Dropped() int64 { return p.dropped.Load() }
 
 // checkIn decides for each client relayed a check-in round whether it
 // takes part, with probability rate from crypto/rand (client.CheckIn), and

@@ -150,7 +150,7 @@ func startNodesWith(t *testing.T, store ledger.Backend, o nodeOptions) (*Shuffle
 		t.Fatal(err)
 	}
 	shcfg := ShufflerConfig{Server: slis.Addr().String(), ServerTLS: dialTLS, TLS: shTLS, Enroller: enr,
-		Store: store, Delta: 1e-5, RoundTimeout: time.Minute}
+		Store: store, Delta: 1e-5, RoundTimeout: time.Minute, ReleaseWhenComplete: true}
 	if o.shuffler != nil {
 		o.shuffler(&shcfg)
 	}

@@ -73,8 +73,12 @@ type Stats struct {
 	// below the minimum batch, or holding a replay; nothing debited).
 	RoundsOpened, Released, Discarded int64
 	// Accepted counts reports accepted into a round; Forwarded those
-	// forwarded in released batches.
+	// forwarded in released batches (dummies included).
 	Accepted, Forwarded int64
+	// Dummies counts the dummy reports released in the place of sampled
+	// clients that did not deliver by the deadline. The shuffler's own
+	// figure: never sent to the server.
+	Dummies int64
 	// Rejected counts rejected reports by reason.
 	Rejected map[Reason]int64
 }

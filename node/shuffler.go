@@ -12,10 +12,12 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -28,9 +30,9 @@ import (
 	"github.com/shuffledp/shuffledp/telemetry"
 )
 
-// DefaultRoundTimeout is how long the shuffler waits for a round's reports
-// before it releases what it has (a round with a missing report is
-// discarded, nothing debited).
+// DefaultRoundTimeout is the round's deadline: how long after relaying a
+// round the shuffler releases its batch, with a dummy report in the place
+// of every sampled client that has not delivered by then.
 const DefaultRoundTimeout = 2 * time.Minute
 
 // ShufflerConfig configures a Shuffler.
@@ -67,9 +69,26 @@ type ShufflerConfig struct {
 	Adjacency string
 	// Metrics receives the shuffler's Prometheus metrics (nil: none).
 	Metrics *telemetry.ShufflerMetrics
-	// RoundTimeout bounds the wait for a round's reports (0 means
-	// DefaultRoundTimeout).
+	// RoundTimeout is the round's deadline (0 means DefaultRoundTimeout):
+	// the batch is released that long after the round was relayed, each
+	// sampled client that has not delivered replaced by a dummy report
+	// (shuffler.DummyReports). The deadline is fixed by configuration and
+	// never adapted from observed dropouts: the release time must not
+	// depend on who dropped out (docs/proofs/dummy-reports.md, (A3)).
 	RoundTimeout time.Duration
+	// ReleaseWhenComplete releases a round as soon as every sampled client
+	// delivered, instead of at the deadline. Opt-in: the release time then
+	// reveals whether some sampled client dropped out, which is harmless
+	// only if dropout is independent of the data and of the sample and
+	// exchangeable across clients (each client independently with one
+	// probability; docs/proofs/dummy-reports.md, (A2')). Without it a
+	// client whose dropout depends on its own data leaks it.
+	ReleaseWhenComplete bool
+	// MinConnected is how many clients must be registered before the
+	// shuffler opens its first round (0: the whole population). After
+	// that, rounds open whoever is connected: a sampled client that is not
+	// connected, or does not deliver, is a dropout and gets a dummy.
+	MinConnected int
 	// Log receives one line per round and per rejection burst (nil: none).
 	Log *log.Logger
 	// MaxConns bounds the listener's open connections (0:
@@ -93,12 +112,18 @@ type Shuffler struct {
 	stats counters
 
 	// Set up by Run.
-	ready  chan struct{}
-	run    protocol.RunConfig
-	runPB  *pb.RunConfig // relayed with every assignment
-	keys   map[uint8]protocol.KeyConfig
-	svc    *shuffler.Service
-	budget *claimBudget
+	ready   chan struct{}
+	run     protocol.RunConfig
+	runPB   *pb.RunConfig // relayed with every assignment
+	keys    map[uint8]protocol.KeyConfig
+	svc     *shuffler.Service
+	budget  *claimBudget
+	dummies *roundDummies // nil under check-in (nobody is sampled, nothing is missing)
+	started bool          // the first round was opened (MinConnected no longer applies)
+	// connects counts the times the connection to the server became
+	// ready: a change means the server may have restarted from an older
+	// checkpoint, so the next model is asked for afresh.
+	connects *atomic.Int64
 
 	mu       sync.Mutex
 	regCh    chan struct{} // closed and replaced when registrations change
@@ -169,6 +194,8 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 		return nil, fmt.Errorf("target-epsilon must be a finite number >= 0 (0: none), got %g", cfg.TargetEpsilon)
 	case cfg.RoundTimeout < 0:
 		return nil, fmt.Errorf("round-timeout must be >= 0, got %v", cfg.RoundTimeout)
+	case cfg.MinConnected < 0:
+		return nil, fmt.Errorf("min-connected must be >= 0 (0: the whole population), got %d", cfg.MinConnected)
 	case cfg.Adjacency != "" && cfg.Adjacency != event.AdjacencyReplaceOne && cfg.Adjacency != event.AdjacencyZeroOut:
 		return nil, fmt.Errorf("adjacency must be %s or %s (the weakest relation the shuffler debits Gaussian runs for), got %q",
 			event.AdjacencyReplaceOne, event.AdjacencyZeroOut, cfg.Adjacency)
@@ -241,6 +268,7 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	if err != nil {
 		return fmt.Errorf("shuffler: run spec from the server %s: %w", s.cfg.Server, err)
 	}
+	s.connects = watchConnects(ctx, conn)
 	if s.run, err = runConfigFromPB(spec.Config); err != nil {
 		return err
 	}
@@ -262,7 +290,18 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	s.runPB = runConfigToPB(run)
 	s.budget = &claimBudget{ids: s.cfg.Store, inner: &shuffler.LedgerBudget{Ledger: l,
 		Event: func(k int) event.Event { return run.Round(k).Event() }}}
-	if s.svc, err = shuffler.NewService(shuffler.ServiceConfig{Run: s.run, Budget: s.budget}); err != nil {
+	if s.cfg.MinConnected > s.run.Population {
+		return fmt.Errorf("min-connected %d: the run has %d clients", s.cfg.MinConnected, s.run.Population)
+	}
+	svcCfg := shuffler.ServiceConfig{Run: s.run, Budget: s.budget}
+	if s.run.Participation != protocol.ParticipationCheckIn {
+		if s.dummies, err = newRoundDummies(s.run, s.keys); err != nil {
+			return fmt.Errorf("shuffler: %w", err)
+		}
+		svcCfg.Dummies = s.dummies
+		s.budget.dummies = s.dummies
+	}
+	if s.svc, err = shuffler.NewService(svcCfg); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -336,6 +375,7 @@ func epsString(l *ledger.Ledger) string {
 func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Ledger) error {
 	after := int64(-1)
 	for {
+		epoch := s.connects.Load()
 		m, err := s.getModel(ctx, srv, after)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -384,21 +424,57 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 			}
 		}
 		after = m.Version
+		if s.connects.Load() != epoch {
+			// Reconnected since the model was fetched: the server may have
+			// restarted from a checkpoint older than this version, and
+			// would never publish a later one. Take its current model.
+			s.logf("reconnected to the server; asking for its current model")
+			after = -1
+		}
 	}
 }
 
-// waitClients waits until every client of the population is registered.
+// watchConnects returns a counter of the times conn became ready, kept up
+// to date until ctx ends.
+func watchConnects(ctx context.Context, conn *grpc.ClientConn) *atomic.Int64 {
+	var n atomic.Int64
+	st := conn.GetState()
+	if st == connectivity.Ready {
+		n.Add(1)
+	}
+	go func() {
+		for conn.WaitForStateChange(ctx, st) {
+			if st = conn.GetState(); st == connectivity.Ready {
+				n.Add(1)
+			}
+		}
+	}()
+	return &n
+}
+
+// waitClients waits, before the first round, until MinConnected clients
+// (by default the whole population) are registered; afterwards rounds open
+// whoever is connected.
 func (s *Shuffler) waitClients(ctx context.Context) error {
+	if s.started {
+		return nil
+	}
+	need := s.cfg.MinConnected
+	if need == 0 {
+		need = s.run.Population
+	}
 	logged := false
 	for {
 		s.mu.Lock()
 		have, ch := len(s.workers), s.regCh
 		s.mu.Unlock()
-		if have >= s.run.Population {
+		if have >= need {
+			s.started = true
+			s.logf("%d of %d clients registered (the run starts at %d); starting", have, s.run.Population, need)
 			return nil
 		}
 		if !logged {
-			s.logf("waiting for clients: %d of %d registered", have, s.run.Population)
+			s.logf("waiting for clients: %d of %d registered, the run starts when %d are (--min-connected)", have, s.run.Population, need)
 			logged = true
 		}
 		select {
@@ -436,19 +512,47 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 		}
 	}
 	s.mu.Unlock()
+	timer := time.NewTimer(s.cfg.RoundTimeout) // the deadline runs from the relay
+	defer timer.Stop()
+	// Dummies for every slot are made while the round runs, whoever
+	// delivers: constant work, so the release time does not depend on how
+	// many clients dropped out. With ReleaseWhenComplete (whose assumption
+	// makes the count harmless) they are made at release, as needed.
+	var pre chan struct{}
+	if s.dummies != nil {
+		s.dummies.set(round, r.keyID)
+		if !s.cfg.ReleaseWhenComplete {
+			pre = make(chan struct{})
+			go func() { defer close(pre); s.dummies.precompute(round, s.run.PerRound) }()
+		}
+	}
 	for w, cs := range byWorker {
 		select {
 		case w.send <- &pb.Assignment{Round: round.ID, Model: relay, Clients: cs, Config: s.runPB}:
 		case <-w.done:
 		}
 	}
-	timer := time.NewTimer(s.cfg.RoundTimeout)
+	complete := r.complete
+	if !s.cfg.ReleaseWhenComplete && !r.checkIn {
+		complete = nil // release at the deadline, never earlier
+	}
 	select {
-	case <-r.complete:
+	case <-complete:
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	timer.Stop()
+	if pre != nil {
+		<-pre
+	}
+	if ctx.Err() != nil && !r.checkIn {
+		// Stopping mid-round: abandon it rather than release it early.
+		s.mu.Lock()
+		s.round = nil
+		s.mu.Unlock()
+		s.svc.Abandon()
+		s.logf("round %d abandoned (stopping); nothing released or debited", round.ID)
+		return false, nil
+	}
 	s.mu.Lock()
 	s.round = nil
 	ids := make([][protocol.ReportIDSize]byte, 0, len(r.ids))
@@ -470,12 +574,13 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 	}
 	switch {
 	case err == nil:
-		s.stats.add(func(st *Stats) { st.Released++; st.Forwarded += int64(rel.Reports) })
+		s.stats.add(func(st *Stats) { st.Released++; st.Forwarded += int64(rel.Reports); st.Dummies += int64(rel.Dummies) })
+		s.cfg.Metrics.Dummies(rel.Dummies)
 		if g, gerr := l.Epsilon(); gerr == nil {
 			s.cfg.Metrics.RoundReleased(rel.Reports, time.Since(start), g.Epsilon, int(l.Rounds()))
 		}
-		s.logf("round %d released: %d reports, model version %d, %.3fs; ledger %d rounds, epsilon %s",
-			round.ID, rel.Reports, m.Version, time.Since(start).Seconds(), l.Rounds(), epsString(l))
+		s.logf("round %d released: %d reports (%d dummies), model version %d, %.3fs; ledger %d rounds, epsilon %s",
+			round.ID, rel.Reports, rel.Dummies, m.Version, time.Since(start).Seconds(), l.Rounds(), epsString(l))
 		return true, nil
 	case rel.Round != 0: // debited, not forwarded
 		return false, err
@@ -540,6 +645,9 @@ func (s *Shuffler) getModel(ctx context.Context, srv pb.ServerClient, after int6
 			lostAt = time.Now()
 			s.logf("lost the server at %s (%v); waiting for it up to %v", s.cfg.Server, err, s.cfg.ConnectTimeout)
 		}
+		// The server may come back from a checkpoint older than after, and
+		// would never publish a later version: take its current model.
+		after = -1
 		left := s.cfg.ConnectTimeout - time.Since(lostAt)
 		if left <= 0 {
 			return nil, fmt.Errorf("shuffler: the server went away before the run finished: %w",
@@ -841,6 +949,9 @@ func (s *Shuffler) decline(chunk *pb.ReportChunk, d *pb.ClientCredential) (Reaso
 type claimBudget struct {
 	ids   ledger.ReportIDStore
 	inner *shuffler.LedgerBudget
+	// dummies, if not nil, are the round's dummy reports handed to the
+	// Service at release: their ids are claimed with the clients'.
+	dummies *roundDummies
 
 	mu      sync.Mutex
 	pending [][protocol.ReportIDSize]byte
@@ -867,6 +978,9 @@ func (c *claimBudget) Debit(ctx context.Context, r shuffler.Release) error {
 	c.mu.Lock()
 	ids := c.pending
 	c.mu.Unlock()
+	if c.dummies != nil {
+		ids = append(slices.Clip(ids), c.dummies.issuedIDs()...)
+	}
 	if len(ids) != r.Reports {
 		return fmt.Errorf("report ids: %d claimed for a batch of %d", len(ids), r.Reports)
 	}
@@ -891,4 +1005,111 @@ func (c *claimBudget) Check(ctx context.Context, r shuffler.Release) error {
 // LastRound implements shuffler.LastRounder.
 func (c *claimBudget) LastRound(ctx context.Context, run string) (int64, error) {
 	return c.inner.LastRound(ctx, run)
+}
+
+// roundDummies supplies the Service's dummy reports for the open round:
+// those precomputed while the round ran, or fresh ones (one
+// shuffler.DummyReports per key id, sealed to the round's key with noise
+// from crypto/rand).
+type roundDummies struct {
+	run    protocol.RunConfig
+	keys   map[uint8]protocol.KeyConfig
+	mu     sync.Mutex
+	makers map[uint8]*shuffler.DummyReports
+	round  int64
+	keyID  uint8
+	pre    [][]byte
+	issued [][protocol.ReportIDSize]byte // ids of the dummies handed out for round
+}
+
+// issuedIDs returns the report ids of the dummies handed out for the
+// current round.
+func (d *roundDummies) issuedIDs() [][protocol.ReportIDSize]byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.issued)
+}
+
+// newRoundDummies returns the dummy source of run; it builds the maker of
+// one published key now, so that a run whose randomizer cannot make
+// dummies is refused before its first round.
+func newRoundDummies(run protocol.RunConfig, keys map[uint8]protocol.KeyConfig) (*roundDummies, error) {
+	d := &roundDummies{run: run, keys: keys, makers: map[uint8]*shuffler.DummyReports{}}
+	for id := range keys {
+		if _, err := d.maker(id); err != nil {
+			return nil, err
+		}
+		break
+	}
+	return d, nil
+}
+
+func (d *roundDummies) maker(id uint8) (*shuffler.DummyReports, error) {
+	if m := d.makers[id]; m != nil {
+		return m, nil
+	}
+	kc, ok := d.keys[id]
+	if !ok {
+		return nil, fmt.Errorf("dummy reports: key id %d is not published by the server", id)
+	}
+	sealer, err := protocol.NewHPKESealer(kc, d.run.ReportBytes-protocol.HPKEOverhead)
+	if err != nil {
+		return nil, fmt.Errorf("dummy reports: %w", err)
+	}
+	m, err := shuffler.NewDummyReports(d.run, sealer, nil)
+	if err != nil {
+		return nil, err
+	}
+	d.makers[id] = m
+	return m, nil
+}
+
+// set starts round r, whose reports are sealed to key id.
+func (d *roundDummies) set(r protocol.Round, id uint8) {
+	d.mu.Lock()
+	d.round, d.keyID, d.pre, d.issued = r.ID, id, nil, nil
+	d.mu.Unlock()
+}
+
+// precompute makes count dummies for round r (constant work per round).
+func (d *roundDummies) precompute(r protocol.Round, count int) {
+	d.mu.Lock()
+	m, err := d.maker(d.keyID)
+	d.mu.Unlock()
+	if err != nil {
+		return // Dummy reports the error at release
+	}
+	pre, err := m.Precompute(r, count)
+	if err != nil {
+		return
+	}
+	d.mu.Lock()
+	if d.round == r.ID {
+		d.pre = pre
+	}
+	d.mu.Unlock()
+}
+
+// Dummy implements shuffler.Dummies.
+func (d *roundDummies) Dummy(r protocol.Round, slot int) ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var rep []byte
+	if r.ID == d.round && slot < len(d.pre) && d.pre[slot] != nil {
+		rep, d.pre[slot] = d.pre[slot], nil
+	} else {
+		m, err := d.maker(d.keyID)
+		if err != nil {
+			return nil, err
+		}
+		if rep, err = m.Make(r); err != nil {
+			return nil, err
+		}
+	}
+	id, err := protocol.ReportID(rep)
+	if err != nil {
+		return nil, err
+	}
+	d.issued = append(d.issued, id)
+	return rep, nil
 }

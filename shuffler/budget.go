@@ -15,6 +15,12 @@ type Release struct {
 	Reports int
 	// Digest is protocol.Batch.Digest of the batch.
 	Digest [32]byte
+	// Dummies is how many of the reports are dummies (ServiceConfig.Dummies),
+	// set on the release Service.Release returns, after the debit (a
+	// budget never sees it). It is the shuffler's own figure: forwarding
+	// it, or anything that depends on it, to the server would void the
+	// dummy-report argument (docs/proofs/dummy-reports.md, (A3)).
+	Dummies int
 }
 
 // Budget is the privacy budget of a run, as the shuffler needs it: Debit

@@ -44,10 +44,24 @@ type ServiceConfig struct {
 	// started (0 for a fresh run): round ids continue after it, so a
 	// (run, round) key is never reused for a different batch.
 	LastRound int64
-	// ReleasePartial releases a round in which some sampled clients did not
-	// deliver, as long as at least Run.MinBatch did, debiting it with the
-	// realized batch size; by default such a round is discarded. See
-	// Service.
+	// Dummies, if not nil, fills the slot of every sampled client that did
+	// not deliver with a dummy report (DummyReports: the run's randomizer
+	// applied to the public input x0 = 0, sealed like a client's report),
+	// so a released batch is always exactly k reports and is debited as a
+	// complete round. This is the deployment's policy; see Service.
+	Dummies Dummies
+	// ReleasePartial (without Dummies) releases a round in which some
+	// sampled clients did not deliver, as long as at least Run.MinBatch
+	// did, debiting it with the realized batch size k'. Opt-in, sound
+	// only if dropout is independent of the data and of the sample and
+	// exchangeable across clients (e.g. each client independently with
+	// one probability): then the delivered reports are those of a uniform
+	// k'-subset and k' is independent of the data. With per-client rates
+	// it is not (docs/proofs/dummy-reports.md, negative control
+	// release-partial). Neither set: a round with a missing report is
+	// discarded (ErrIncomplete) — only for simulations in which every
+	// sampled client always delivers, since the discard is visible to the
+	// server and not debited.
 	ReleasePartial bool
 }
 
@@ -62,21 +76,25 @@ type ServiceConfig struct {
 //     for the transport), so the server never learns who fetched it;
 //  3. collects exactly one report per sampled client (Submit refuses
 //     unsampled clients, duplicates, other rounds, other lengths);
-//  4. on Release: discards the round if a sampled client never delivered
-//     (default) or if fewer than the minimum batch delivered, permutes the
-//     reports (Fisher–Yates), computes the batch's SHA-256, debits the
-//     budget — and only if that succeeded forwards the batch: report
-//     bytes, run and round id only.
+//  4. on Release: puts a dummy report (Dummies) in the slot of every
+//     sampled client that did not deliver, permutes the k reports
+//     (Fisher–Yates), computes the batch's SHA-256, debits the budget —
+//     and only if that succeeded forwards the batch: report bytes, run and
+//     round id only.
 //
-// Incomplete rounds. The default discards a round with a missing report:
-// the accountant then always sees batches of exactly k out of n, the
-// mechanism NeurIPS'21 Theorem 1 analyses. The alternative,
-// ReleasePartial, releases the k' < k reports that arrived and debits the
-// event with k' (a subsampled shuffle of k' out of n). That is sound only
-// if whether a client delivers is independent of its data and of its
-// report (dropouts at random, e.g. network failures); a client that can
-// choose to drop out depending on its data makes the sample
-// data-dependent, which no subsampling bound covers.
+// Incomplete rounds. With Dummies (the deployment's policy) a round is
+// always exactly k reports of a uniform k-of-n sample, each a fresh report
+// of the run's randomizer of a client's input or of x0, which is the
+// mechanism NeurIPS'21 Theorem 1 analyses with some inputs replaced by x0:
+// the ledger debits the event of a complete round. The argument and its
+// assumptions (dummies fresh R(x0); dropout independent of the other
+// clients' data and of the sample; the server observes nothing that
+// depends on dropout: no dummy count, no early release) are in
+// docs/proofs/dummy-reports.md, checked there by exact brute force. The
+// Release's Dummies count is the shuffler's own and must never reach the
+// server. Without Dummies a round with a missing report is discarded, or
+// with ReleasePartial released with k' < k reports and debited with k'
+// (see ServiceConfig for the assumption each needs).
 //
 // Shuffled check-in (Run.Participation protocol.ParticipationCheckIn;
 // Liew et al. 2022, ICLR'23 submission Sec. 4.2). The service samples
@@ -234,7 +252,8 @@ func (s *Service) Submit(client int, round int64, sealed []byte) error {
 	return nil
 }
 
-// Release closes the open round. A round with a missing report (unless
+// Release closes the open round. With Dummies every missing report is
+// replaced by a dummy. Without, a round with a missing report (unless
 // ReleasePartial) or below the minimum batch is discarded and nothing is
 // debited. Otherwise the reports are permuted uniformly (Fisher–Yates),
 // copied into fresh memory in that order, the batch's digest computed and
@@ -254,6 +273,24 @@ func (s *Service) Release(ctx context.Context, forward func(context.Context, pro
 	id, k := s.round.ID, len(s.sample)
 	if s.checkIn {
 		k = s.got // whoever checked in: nothing is missing
+	}
+	dummies := 0
+	if s.got < k && s.cfg.Dummies != nil && !s.checkIn {
+		for slot, r := range s.reports {
+			if r != nil {
+				continue
+			}
+			d, err := s.cfg.Dummies.Dummy(s.round, slot)
+			if err != nil {
+				return Release{}, fmt.Errorf("shuffler: round %d: %w", id, err)
+			}
+			if len(d) != s.cfg.Run.ReportBytes {
+				return Release{}, fmt.Errorf("shuffler: round %d: dummy report of %d bytes, the run's reports have %d", id, len(d), s.cfg.Run.ReportBytes)
+			}
+			s.reports[slot] = d
+			dummies++
+		}
+		s.got = k
 	}
 	if s.got < k && !s.cfg.ReleasePartial {
 		return Release{}, fmt.Errorf("shuffler: round %d: %w (%d of %d reports)", id, ErrIncomplete, s.got, k)
@@ -277,6 +314,7 @@ func (s *Service) Release(ctx context.Context, forward func(context.Context, pro
 	if err := s.cfg.Budget.Debit(ctx, rel); err != nil {
 		return Release{}, fmt.Errorf("shuffler: round %d: %w: %w", id, ErrNotDebited, err)
 	}
+	rel.Dummies = dummies // after the debit: the budget is priced on the batch alone
 	faultpoint.Hit(PointDebitedNotForwarded)
 	if err := forward(ctx, b); err != nil {
 		return rel, fmt.Errorf("shuffler: round %d debited, forwarding failed: %w", id, err)
@@ -335,6 +373,18 @@ func copyAndDigest(run string, round int64, reports [][]byte, size int) ([][]byt
 		}
 	}
 	return out, d.Sum()
+}
+
+// Abandon closes the open round without releasing anything (nothing is
+// debited). A shuffler that stops mid-round abandons the round rather than
+// releasing it before its deadline (an early release could reveal
+// dropouts). It is a no-op when no round is open.
+func (s *Service) Abandon() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open {
+		s.close()
+	}
 }
 
 // close ends the open round and forgets its sample and reports.

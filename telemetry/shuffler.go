@@ -21,6 +21,7 @@ type ShufflerMetrics struct {
 	epsilonSpent    prometheus.Gauge
 	roundsDebited   prometheus.Gauge
 	roundLatency    prometheus.Histogram
+	dummies         prometheus.Counter
 }
 
 // NewShufflerMetrics creates the shuffler's metrics and registers them on
@@ -61,6 +62,10 @@ func NewShufflerMetrics(reg prometheus.Registerer) (*ShufflerMetrics, error) {
 			Help:    "Seconds from opening a round to forwarding its batch.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
 		}),
+		dummies: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: "shuffler", Name: "dummy_reports_total",
+			Help: "Dummy reports released in the place of sampled clients that did not deliver by the deadline (the shuffler's own count; never sent to the server).",
+		}),
 	}
 	for _, r := range ReportReasons {
 		m.reportsRejected.WithLabelValues(string(r))
@@ -69,7 +74,7 @@ func NewShufflerMetrics(reg prometheus.Registerer) (*ShufflerMetrics, error) {
 		m.roundsDiscarded.WithLabelValues(string(r))
 	}
 	for _, c := range []prometheus.Collector{m.roundsReleased, m.roundsDiscarded, m.reportsAccepted,
-		m.reportsRejected, m.batchSize, m.epsilonSpent, m.roundsDebited, m.roundLatency} {
+		m.reportsRejected, m.batchSize, m.epsilonSpent, m.roundsDebited, m.roundLatency, m.dummies} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -108,6 +113,13 @@ func (m *ShufflerMetrics) RoundReleased(batch int, latency time.Duration, epsilo
 	m.batchSize.Observe(float64(batch))
 	m.roundLatency.Observe(latency.Seconds())
 	m.Ledger(epsilon, ledgerRounds)
+}
+
+// Dummies counts n dummy reports released in one batch.
+func (m *ShufflerMetrics) Dummies(n int) {
+	if m != nil && n > 0 {
+		m.dummies.Add(float64(n))
+	}
 }
 
 // Ledger sets the epsilon and round gauges (e.g. on start-up from the

@@ -36,6 +36,7 @@ func newClientCmd() *cobra.Command {
 		shufAddr, srvAddr, clients, dataDir, pkiDir, credFile string
 		workers                                               int
 		connectTimeout                                        time.Duration
+		dropout                                               float64
 	)
 	cmd := &cobra.Command{
 		Use:   "client --shuffler ADDR --server ADDR --clients LO:HI --data-dir DIR --pki DIR --credentials FILE",
@@ -86,7 +87,7 @@ what it waited for; SIGINT or SIGTERM with 130.`,
 				return err
 			}
 			pool, err := node.NewClientPool(node.ClientPoolConfig{Shuffler: shufAddr, Server: srvAddr, TLS: tc, Credentials: creds,
-				Lo: lo, Hi: hi, DataDir: dataDir, Workers: workers, ConnectTimeout: connectTimeout,
+				Lo: lo, Hi: hi, DataDir: dataDir, Workers: workers, ConnectTimeout: connectTimeout, Dropout: dropout,
 				Log: log.New(cmd.ErrOrStderr(), "client: ", 0)})
 			if err != nil {
 				return err
@@ -95,6 +96,9 @@ what it waited for; SIGINT or SIGTERM with 130.`,
 			ctx, stop := signalContext(parent)
 			defer stop()
 			err = pool.Run(ctx)
+			if dropout > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "client: %d sampled clients ignored their round (--dropout simulation)\n", pool.Dropped())
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "client: %d reports accepted by the shuffler\n", pool.Reports())
 			return orInterrupted(ctx, err)
 		},
@@ -108,5 +112,6 @@ what it waited for; SIGINT or SIGTERM with 130.`,
 	fl.StringVar(&credFile, "credentials", "", "the clients' credentials `FILE` (shuffledp pki enrol)")
 	fl.IntVar(&workers, "workers", 1, "goroutines computing reports")
 	fl.DurationVar(&connectTimeout, "connect-timeout", node.DefaultConnectTimeout, "how long to wait for the server and the shuffler to answer (and to accept the registration), at start and after the shuffler went away mid-run; then exit 1 naming what was waited for")
+	fl.Float64Var(&dropout, "dropout", 0, "SIMULATION of unreliable devices: each sampled client ignores a round with probability `P` (coins from crypto/rand); the shuffler puts a dummy in its place at the deadline")
 	return cmd
 }

@@ -19,7 +19,7 @@ import (
 // tinyUpRun is the smallest networked run: 20 clients, 5 a round, one
 // epoch (4 rounds) of logistic regression on synthetic data.
 var tinyUpRun = []string{"up", "--dataset", "synthetic", "--model", "logreg", "--clients", "20", "--sample", "5",
-	"--eps0", "2", "--epochs", "1", "--eval-every", "4", "--test-size", "50", "--no-progress"}
+	"--eps0", "2", "--epochs", "1", "--eval-every", "4", "--test-size", "50", "--no-progress", "--release-when-complete"}
 
 // runTimed runs cmd, kills it after limit, and returns its combined
 // output, its exit status (-1: killed at the limit) and how long it ran.

@@ -239,7 +239,7 @@ func TestNetworkedKillLoop(t *testing.T) {
 			return srv, nil, nil
 		}
 		sh = startNetProc(t, "shuffler", envOf("shuffler"), "shuffler", "--listen", "127.0.0.1:0", "--addr-file", shAddr,
-			"--server", sa, "--state", shufState, "--pki", filepath.Join(pkiDir, "shuffler"))
+			"--server", sa, "--state", shufState, "--pki", filepath.Join(pkiDir, "shuffler"), "--release-when-complete")
 		ha := waitNetAddr(t, shAddr, sh)
 		if ha == "" {
 			return srv, sh, nil

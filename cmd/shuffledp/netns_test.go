@@ -169,7 +169,7 @@ func TestThreeHostsNetns(t *testing.T) {
 	waitFile(t, filepath.Join(dir, "srv", "addr"), srv, srvOut)
 	shfState := filepath.Join(dir, "shf", "state")
 	shf, shfOut := start("shf", "shuffler", "--listen", shfAddr, "--addr-file", filepath.Join(dir, "shf", "addr"),
-		"--server", srvAddr, "--state", shfState, "--pki", shfPKI, "--delta", "1e-5")
+		"--server", srvAddr, "--state", shfState, "--pki", shfPKI, "--delta", "1e-5", "--release-when-complete")
 	waitFile(t, filepath.Join(dir, "shf", "addr"), shf, shfOut)
 	var clients []*exec.Cmd
 	var clientOut []*bytes.Buffer

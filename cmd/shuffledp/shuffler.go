@@ -23,6 +23,8 @@ func newShufflerCmd() *cobra.Command {
 		metricsListen, metricsAddrTo, adjacency          string
 		delta, target                                    float64
 		timeout, connectTimeout                          time.Duration
+		whenComplete                                     bool
+		minConnected                                     int
 	)
 	cmd := &cobra.Command{
 		Use:   "shuffler --listen ADDR --server ADDR --state DIR --pki DIR",
@@ -57,9 +59,28 @@ budget is spent) does it tell the clients the run is finished; stopped
 earlier, it ends their streams as unavailable, and they exit non-zero unless
 it comes back in time.
 
+Dropouts. The population is the run's n enrolled clients. The first round
+opens once --min-connected of them are registered (default: all); from then
+on every round samples k of the n whether or not they are connected. Every
+round is released at its deadline (--round-timeout after it was relayed,
+fixed by configuration), with a dummy report in the place of each sampled
+client that has not delivered: the run's randomizer applied to the zero
+gradient, noise from crypto/rand, sealed to the server's key exactly like a
+client's report. The server cannot tell dummies from reports and is told
+nothing about dropouts, so the ledger debits every round as a complete k of n
+round (docs/proofs/dummy-reports.md states the assumptions: a client's
+dropout may depend on its own data but not on other clients' data or on who
+else was sampled). Reports arriving after their round closed are refused and
+counted (wrong_round). --release-when-complete releases a round as soon as
+every sampled client delivered instead: the release time then reveals whether
+someone dropped out, which is sound only if dropout is independent of the data
+and equally likely for every client.
+
 --metrics-listen ADDR serves Prometheus metrics (rounds released and
-discarded by reason, reports accepted and rejected by reason, batch sizes,
-round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
+discarded by reason, reports accepted and rejected by reason, dummy reports,
+batch sizes, round latency, the ledger's epsilon and rounds) at
+http://ADDR/metrics. The dummy count is the shuffler's own: do not expose it
+to the server's operator.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
@@ -117,7 +138,8 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 			}
 			sh, err := node.NewShuffler(node.ShufflerConfig{Server: server, ServerTLS: dialTLS, TLS: listenTLS, Enroller: enr,
 				Store: st.Store, Delta: delta, TargetEpsilon: target, Adjacency: adjacency, Metrics: metrics,
-				RoundTimeout: timeout, ConnectTimeout: connectTimeout, Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
+				RoundTimeout: timeout, ConnectTimeout: connectTimeout, ReleaseWhenComplete: whenComplete, MinConnected: minConnected,
+				Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
 			if err != nil {
 				return err
 			}
@@ -138,8 +160,8 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 			// answer, its certificate was refused, ...) was a refused start.
 			started = sh.Started()
 			s := sh.Stats()
-			fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: %d rounds released, %d discarded, %d reports accepted, %d forwarded; rejected: %v\n",
-				s.Released, s.Discarded, s.Accepted, s.Forwarded, s.Rejected)
+			fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: %d rounds released, %d discarded, %d reports accepted, %d forwarded (%d dummies); rejected: %v\n",
+				s.Released, s.Discarded, s.Accepted, s.Forwarded, s.Dummies, s.Rejected)
 			return orInterrupted(ctx, err)
 		},
 	}
@@ -149,7 +171,9 @@ round latency, the ledger's epsilon and rounds) at http://ADDR/metrics.`,
 	fl.StringVar(&state, "state", "", "the shuffler's state `DIR` (durable ledger; its parent must exist)")
 	fl.StringVar(&pkiDir, "pki", "", "the shuffler's bundle `DIR` (DIR/shuffler of shuffledp pki init: ca.pem, shuffler.pem, shuffler.key, clients.key)")
 	fl.StringVar(&ledgerURL, "ledger", "", "ledger `URL`: postgres://... (default: the embedded SQLite ledger DIR/ledger.db)")
-	fl.DurationVar(&timeout, "round-timeout", node.DefaultRoundTimeout, "how long to wait for a round's reports before releasing (a round missing a report is discarded, nothing debited)")
+	fl.DurationVar(&timeout, "round-timeout", node.DefaultRoundTimeout, "the round's deadline: its batch is released this long after the round was relayed, a dummy report in the place of each sampled client that has not delivered")
+	fl.BoolVar(&whenComplete, "release-when-complete", false, "release a round as soon as every sampled client delivered (reveals whether someone dropped out: sound only if dropout is independent of the data and equally likely for every client)")
+	fl.IntVar(&minConnected, "min-connected", 0, "registered clients needed before the first round (0: all n); later rounds sample k of n whether or not they are connected")
 	fl.DurationVar(&connectTimeout, "connect-timeout", node.DefaultConnectTimeout, "how long to wait for the server to answer, at start and after it went away mid-run; then exit 1 naming it")
 	fl.Float64Var(&delta, "delta", 1e-5, "the shuffler's delta: its ledger debits at it; a run of another delta is refused")
 	fl.Float64Var(&target, "target-epsilon", 0, "the shuffler's target epsilon: no round is released past it; a run with a higher target (or none) is refused (0 = no target)")

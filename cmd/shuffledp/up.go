@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/shuffledp/shuffledp/cluster"
+	"github.com/shuffledp/shuffledp/node"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -21,6 +22,9 @@ func newUpCmd() *cobra.Command {
 		procs        int
 		roundTimeout time.Duration
 		prometheus   bool
+		whenComplete bool
+		minConnected int
+		dropout      float64
 	)
 	cmd := &cobra.Command{
 		Use:   "up [train flags] --state DIR",
@@ -67,7 +71,7 @@ SIGINT/SIGTERM with the state saved (docs/operations.md).`,
 			var args []string
 			cmd.Flags().Visit(func(fl *pflag.Flag) {
 				switch fl.Name {
-				case "state", "client-processes", "round-timeout", "prometheus":
+				case "state", "client-processes", "round-timeout", "prometheus", "release-when-complete", "min-connected", "dropout":
 					return
 				}
 				args = append(args, "--"+fl.Name+"="+fl.Value.String())
@@ -76,12 +80,20 @@ SIGINT/SIGTERM with the state saved (docs/operations.md).`,
 			if workers == 0 {
 				workers = 1
 			}
+			if !whenComplete {
+				d := "the shuffler's default, " + node.DefaultRoundTimeout.String()
+				if roundTimeout > 0 {
+					d = roundTimeout.String()
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "up: every round is released at its deadline (--round-timeout: %s), with dummy reports for sampled clients that did not deliver; a local run without dropouts can add --release-when-complete\n", d)
+			}
 			parent := commandContext(cmd)
 			ctx, stop := signalContext(parent)
 			defer stop()
 			err = cluster.Up(ctx, cluster.Config{Exe: exe, State: f.state, TrainArgs: args, Clients: f.clients, DataDir: f.dataDir,
 				ClientProcesses: procs, Workers: workers, RoundTimeout: roundTimeout, Stderr: cmd.ErrOrStderr(),
-				Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Adjacency: upShufflerAdjacency(tc), Metrics: prometheus})
+				Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Adjacency: upShufflerAdjacency(tc), Metrics: prometheus,
+				ReleaseWhenComplete: whenComplete, MinConnected: minConnected, Dropout: dropout})
 			if errors.Is(err, cluster.ErrInterrupted) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "up: stopped; state saved in %s; run the same command again to resume\n", f.state)
 				return errInterrupted
@@ -95,7 +107,10 @@ SIGINT/SIGTERM with the state saved (docs/operations.md).`,
 	}
 	addTrainFlags(cmd.Flags(), &f)
 	cmd.Flags().IntVar(&procs, "client-processes", 1, "client processes sharing the clients (each hosts a contiguous range)")
-	cmd.Flags().DurationVar(&roundTimeout, "round-timeout", 0, "the shuffler's wait for a round's reports (0: its default)")
+	cmd.Flags().DurationVar(&roundTimeout, "round-timeout", 0, "the shuffler's round deadline: every round is released this long after it was relayed, dummies for the sampled clients that have not delivered (0: the shuffler's default, 2m)")
+	cmd.Flags().BoolVar(&whenComplete, "release-when-complete", false, "the shuffler releases a round as soon as every sampled client delivered (sound only if dropout is independent of the data and equally likely for every client; see shuffledp shuffler --help)")
+	cmd.Flags().IntVar(&minConnected, "min-connected", 0, "registered clients the shuffler waits for before the first round (0: all)")
+	cmd.Flags().Float64Var(&dropout, "dropout", 0, "SIMULATION: each sampled client ignores a round with this probability (unreliable devices); its slot gets a dummy at the deadline")
 	cmd.Flags().BoolVar(&prometheus, "prometheus", false, "serve the server's and the shuffler's Prometheus metrics on loopback ports (addresses printed; see --metrics-listen of server and shuffler)")
 	return cmd
 }

@@ -83,7 +83,7 @@ func lastMetrics(t *testing.T, path string) (map[string]any, int) {
 // the ledger debited.
 func TestUpInterruptResumeAgreesWithAccount(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "run")
-	args := append(append([]string{"up"}, upRun...), "--epochs", "3", "--state", state, "--client-processes", "2")
+	args := append(append([]string{"up"}, upRun...), "--epochs", "3", "--state", state, "--client-processes", "2", "--release-when-complete")
 
 	// First run: interrupt it once a round was released.
 	cmd := child(nil, args...)
@@ -178,7 +178,7 @@ func TestRolesByHand(t *testing.T) {
 	srv, srvOut := start(srvArgs...)
 	srvAddr := waitFile(t, filepath.Join(dir, "srv.addr"), srv, srvOut)
 	sh, shOut := start("shuffler", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "sh.addr"),
-		"--server", srvAddr, "--state", state, "--pki", filepath.Join(pkiDir, "shuffler"))
+		"--server", srvAddr, "--state", state, "--pki", filepath.Join(pkiDir, "shuffler"), "--release-when-complete")
 	shAddr := waitFile(t, filepath.Join(dir, "sh.addr"), sh, shOut)
 	cl, clOut := start("client", "--shuffler", shAddr, "--server", srvAddr, "--clients", "0:60", "--workers", "2",
 		"--pki", filepath.Join(pkiDir, "client"), "--credentials", creds)
