@@ -18,8 +18,9 @@ import (
 // for neighbouring datasets, with per-client and per-input dropout
 // probabilities, and its Rényi divergence in both directions at several
 // orders against the RDP curve the ledger debits for a complete k-of-n round
-// (event SubsampledShuffle{n, k, eps0}, the "best" curve, exactly what
-// node.RoundEvent and LedgerBudget price). The divergences are computed
+// (event.RoundEvent of a sampled round of k reports of n, an eps0-LDP
+// randomizer: subsampled-shuffle{n, k, eps0} under the "best" curve,
+// exactly what LedgerBudget prices). The divergences are computed
 // from the definition by enumerating every k-subset and every report
 // multiset; they never evaluate the bound they test.
 //
@@ -230,7 +231,15 @@ func (c debited) at(t *testing.T, n, k int, eps0, order float64) float64 {
 		c[key] = map[float64]map[float64]float64{}
 	}
 	if c[key][eps0] == nil {
-		curve, err := event.Event{Mechanism: event.SubsampledShuffle, N: int64(n), K: int64(k), Eps0: eps0}.Curve("")
+		e, err := event.RoundEvent(event.Round{Randomizer: "rinf", Participation: event.ParticipationSample,
+			N: int64(n), Reports: int64(k), Eps0: eps0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Mechanism != event.SubsampledShuffle || e.N != int64(n) || e.K != int64(k) {
+			t.Fatalf("a round of %d of %d is debited as %v", k, n, e)
+		}
+		curve, err := e.Curve("")
 		if err != nil {
 			t.Fatal(err)
 		}
