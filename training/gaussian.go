@@ -289,3 +289,20 @@ func (t *Trainer) gaussianBound(order float64) (bound, winner string) {
 	}
 	return bound, winner
 }
+
+// CentralSigma is the noise multiplier of a central-gaussian run with the
+// same total noise as B Gaussian clients of noise multiplier clientSigma
+// (the ICLR'23 submission's equal-noise comparison, --client-sigma):
+// sqrt(B) clientSigma, where B is the expected batch, rate*clients under a
+// rate, sample otherwise. The sum of B independent N(0, C^2 s^2 I) vectors
+// is N(0, B C^2 s^2 I).
+func CentralSigma(clientSigma float64, clients, sample int, rate float64) (float64, error) {
+	if !(clientSigma > 0) || math.IsInf(clientSigma, 0) {
+		return 0, fmt.Errorf("client-sigma must be positive and finite, got %g", clientSigma)
+	}
+	b := float64(sample)
+	if rate != 0 {
+		b = rate * float64(clients)
+	}
+	return math.Sqrt(b) * clientSigma, nil
+}

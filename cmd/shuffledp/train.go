@@ -159,41 +159,11 @@ func addTrainFlags(fl *pflag.FlagSet, f *trainFlags) {
 	fl.StringVar(&f.preset, "preset", "", "set the paper's stated setting (see Presets above): neurips21-fig3 or neurips21-fig6; flags given explicitly win")
 }
 
-// loadTrainData returns the training and test sets named by --dataset.
+// loadTrainData returns the training and test sets named by --dataset
+// (data.Load).
 func loadTrainData(f *trainFlags) (train, test *data.Dataset, err error) {
-	switch f.dataset {
-	case "mnist":
-		if f.dataDir == "" {
-			return nil, nil, errors.New("data-dir is required for --dataset mnist (`shuffledp data fetch mnist` stores it in " + data.DefaultMNISTDir + ": --data-dir " + data.DefaultMNISTDir + ")")
-		}
-		train, test, err = data.LoadMNIST(f.dataDir)
-	case "synthetic":
-		train, test = syntheticMNIST(max(f.clients, 1)+max(f.validation, 0), f.seed), syntheticMNIST(2000, f.seed+1)
-	default:
-		return nil, nil, fmt.Errorf("dataset must be mnist or synthetic, got %q", f.dataset)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if f.validation > 0 {
-		if train, test, err = train.HoldOut(f.validation, data.DefaultHoldOutSeed); err != nil {
-			return nil, nil, err
-		}
-		if f.clients > train.N {
-			return nil, nil, fmt.Errorf("clients (%d) exceeds the %d training examples left after --validation %d: lower --clients", f.clients, train.N, f.validation)
-		}
-	}
-	if f.testSize > 0 && f.testSize < test.N {
-		t := *test
-		t.N, t.X, t.Y = f.testSize, t.X[:f.testSize*t.Dim], t.Y[:f.testSize]
-		test = &t
-	}
-	return train, test, nil
+	return data.Load(data.Spec{Name: f.dataset, Dir: f.dataDir, Clients: f.clients, Validation: f.validation, TestSize: f.testSize, Seed: f.seed})
 }
-
-// syntheticMNIST returns n random 28x28 "images" with random labels: data
-// of MNIST's shape for throughput measurements (nothing to learn).
-func syntheticMNIST(n int, seed uint64) *data.Dataset { return data.Synthetic(n, seed) }
 
 // commandPath returns the subcommand path and the arguments as given
 // ("train", "--eps0=2", ...): the command line that reproduces the run.

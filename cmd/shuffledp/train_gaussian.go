@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/spf13/pflag"
 
@@ -93,14 +92,10 @@ func applyTrainGaussian(fs *pflag.FlagSet, g *trainGaussianFlags, cfg *training.
 	case changed("client-sigma") && changed("sigma"):
 		return fmt.Errorf("client-sigma sets sigma = sqrt(B) * client-sigma; give it or --sigma, not both")
 	case changed("client-sigma"):
-		if !(g.clientSigma > 0) || math.IsInf(g.clientSigma, 0) {
-			return fmt.Errorf("client-sigma must be positive and finite, got %g", g.clientSigma)
+		var err error
+		if cfg.Sigma, err = training.CentralSigma(g.clientSigma, cfg.Clients, cfg.Sample, g.rate); err != nil {
+			return err
 		}
-		b := float64(cfg.Sample)
-		if g.rate != 0 {
-			b = g.rate * float64(cfg.Clients)
-		}
-		cfg.Sigma = math.Sqrt(b) * g.clientSigma
 	case !changed("sigma"):
 		return fmt.Errorf("sigma (noise multiplier) is required for --randomizer %s", cfg.Randomizer)
 	default:

@@ -1,0 +1,59 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Spec names the data of a training run as the train command's flags do.
+type Spec struct {
+	// Name is mnist (the IDX files in Dir, LoadMNIST) or synthetic (random
+	// data of MNIST's shape, Synthetic: for throughput measurements).
+	Name, Dir string
+	// Clients is the number of clients, each holding one training example
+	// (the synthetic training set has that many).
+	Clients int
+	// Validation, when positive, holds that many training examples out
+	// (HoldOut with DefaultHoldOutSeed) and returns them as the evaluation
+	// set instead of the test set.
+	Validation int
+	// TestSize, when positive, keeps only the first TestSize examples of
+	// the evaluation set.
+	TestSize int
+	// Seed generates the synthetic data (the training set from Seed, the
+	// test set from Seed+1).
+	Seed uint64
+}
+
+// Load returns the training and evaluation sets of s. Errors name the flag
+// (dataset, data-dir, clients).
+func Load(s Spec) (train, test *Dataset, err error) {
+	switch s.Name {
+	case "mnist":
+		if s.Dir == "" {
+			return nil, nil, errors.New("data-dir is required for --dataset mnist (fetch it with `shuffledp data fetch mnist --dir DIR`)")
+		}
+		train, test, err = LoadMNIST(s.Dir)
+	case "synthetic":
+		train, test = Synthetic(max(s.Clients, 1)+max(s.Validation, 0), s.Seed), Synthetic(2000, s.Seed+1)
+	default:
+		return nil, nil, fmt.Errorf("dataset must be mnist or synthetic, got %q", s.Name)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.Validation > 0 {
+		if train, test, err = train.HoldOut(s.Validation, DefaultHoldOutSeed); err != nil {
+			return nil, nil, err
+		}
+		if s.Clients > train.N {
+			return nil, nil, fmt.Errorf("clients (%d) exceeds the %d training examples left after --validation %d: lower --clients", s.Clients, train.N, s.Validation)
+		}
+	}
+	if s.TestSize > 0 && s.TestSize < test.N {
+		t := *test
+		t.N, t.X, t.Y = s.TestSize, t.X[:s.TestSize*t.Dim], t.Y[:s.TestSize]
+		test = &t
+	}
+	return train, test, nil
+}
