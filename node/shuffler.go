@@ -139,6 +139,10 @@ type Shuffler struct {
 	// streams end with codes.Unavailable, so they know it went away.
 	runOver  bool
 	stopping chan struct{}
+	// stopCtx is Run's context: cancelled when the shuffler is asked to
+	// stop (forward bounds its wait for the server by it).
+	stopCtx    context.Context
+	serverConn *grpc.ClientConn
 }
 
 // worker is one client process's Work stream.
@@ -250,6 +254,7 @@ func (s *Shuffler) logf(format string, args ...any) {
 // lis and runs rounds until the server finishes the run, the budget is
 // spent (the server is told), or ctx is cancelled.
 func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
+	s.stopCtx = ctx
 	if err := waitReachable(ctx, pki.RoleServer, s.cfg.Server, s.cfg.ServerTLS, s.cfg.ConnectTimeout); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -261,6 +266,7 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		return err
 	}
 	defer conn.Close()
+	s.serverConn = conn
 	srv := pb.NewServerClient(conn)
 	gctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 	spec, err := srv.GetRun(gctx, &pb.GetRunRequest{}, grpc.WaitForReady(true))
@@ -616,7 +622,30 @@ func (s *Shuffler) forward(ctx context.Context, srv pb.ServerClient, b protocol.
 	for _, r := range b.Reports {
 		buf = append(buf, r...)
 	}
-	_, err := srv.SubmitBatch(ctx, &pb.Batch{Run: b.Run, Round: b.Round, ReportBytes: int64(size), Reports: buf}, grpc.WaitForReady(true))
+	// The batch is debited: it is forwarded even if the shuffler is asked
+	// to stop meanwhile (ctx carries no cancellation), but the wait is
+	// bounded: the server must answer within ConnectTimeout, and a stop
+	// request ends the call after closeGrace (a debited batch that never
+	// arrives is charged, never released twice).
+	if s.serverConn == nil || s.serverConn.GetState() != connectivity.Ready {
+		if err := waitReachable(s.stopCtx, pki.RoleServer, s.cfg.Server, s.cfg.ServerTLS, s.cfg.ConnectTimeout); err != nil {
+			return fmt.Errorf("the server went away before the run finished: %w", err)
+		}
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.stopCtx, func() {
+		select {
+		case <-time.After(closeGrace):
+			cancel()
+		case <-fctx.Done():
+		}
+	})
+	defer stop()
+	_, err := srv.SubmitBatch(fctx, &pb.Batch{Run: b.Run, Round: b.Round, ReportBytes: int64(size), Reports: buf}, grpc.WaitForReady(true))
+	if status.Code(err) == codes.Unavailable {
+		return fmt.Errorf("the server at %s went away before the run finished: %w", s.cfg.Server, err)
+	}
 	return err
 }
 

@@ -291,3 +291,46 @@ func closedPort(t *testing.T) string {
 	lis.Close()
 	return addr
 }
+
+// TestServerLossEndsTheRun kills the server (SIGKILL) in the middle of a
+// run started by hand and checks that nothing waits forever: the shuffler
+// exits 1 within its --connect-timeout, naming the server's address and
+// saying it went away before the run finished, and its clients then exit
+// 1 as well (their shuffler went away).
+func TestServerLossEndsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	pkiDir, creds := filepath.Join(dir, "pki"), filepath.Join(dir, "creds.json")
+	for _, args := range [][]string{{"init", "--dir", pkiDir}, {"enrol", "--dir", pkiDir, "--clients", "0:20", "--out", creds}} {
+		if out, err := runCmd(t, newPKICmd, args...); err != nil {
+			t.Fatalf("pki %v: %v\n%s", args, err, out)
+		}
+	}
+	srv := startNetProc(t, "server", nil, "server", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "srv.addr"),
+		"--state", filepath.Join(dir, "server"), "--pki", filepath.Join(pkiDir, "server"), "--dataset", "synthetic", "--model", "logreg",
+		"--clients", "20", "--sample", "5", "--eps0", "2", "--epochs", "1000", "--eval-every", "1000", "--test-size", "50", "--no-progress")
+	srvAddr := waitFile(t, filepath.Join(dir, "srv.addr"), srv.cmd, srv.out.b)
+	sh := startNetProc(t, "shuffler", nil, "shuffler", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "sh.addr"),
+		"--server", srvAddr, "--state", filepath.Join(dir, "shuffler"), "--pki", filepath.Join(pkiDir, "shuffler"), "--connect-timeout", "1s")
+	shAddr := waitFile(t, filepath.Join(dir, "sh.addr"), sh.cmd, sh.out.b)
+	cl := startNetProc(t, "client", nil, "client", "--shuffler", shAddr, "--server", srvAddr, "--clients", "0:20",
+		"--connect-timeout", "1s", "--pki", filepath.Join(pkiDir, "client"), "--credentials", creds)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && !strings.Contains(sh.out.String(), "round 2 released"); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	srv.cmd.Process.Kill()
+	<-srv.done
+	for _, p := range []*netProc{sh, cl} {
+		select {
+		case <-p.done:
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%s still running 15s after the server was killed:\n%s", p.name, p.out)
+		}
+		var ee *exec.ExitError
+		if !errors.As(p.err, &ee) || ee.ExitCode() != 1 || !strings.Contains(p.out.String(), "went away before the run finished") {
+			t.Fatalf("%s after the server was killed: %v, want exit 1, \"went away before the run finished\":\n%s", p.name, p.err, p.out)
+		}
+	}
+	if !strings.Contains(sh.out.String(), "the server at "+srvAddr) {
+		t.Fatalf("the shuffler's error does not name the server at %s:\n%s", srvAddr, sh.out)
+	}
+}
