@@ -63,7 +63,7 @@ func TestImpostorKeyAtTheServer(t *testing.T) {
 	for c := range int64(20) {
 		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: enr.Token(c)})
 	}
-	work, err := shuf.Work(ctx, req)
+	work, err := shuf.Work(asClient(ctx, enr, 0), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestImpostorKeyAtTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	round := protocol.Round{ID: a.Round, Model: protocol.Model{Run: a.Model.Run, Version: a.Model.Version, Params: a.Model.Params}}
-	st, _ := shuf.Submit(ctx)
+	st, _ := shuf.Submit(asClient(ctx, enr, 0))
 	chunk := &pb.ReportChunk{Run: run.Run, Round: a.Round}
 	for i, c := range a.Clients {
 		cl := hc

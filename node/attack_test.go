@@ -237,7 +237,7 @@ func (r *attackRig) work(ctx context.Context) grpc.ServerStreamingClient[pb.Assi
 	for c := range int64(r.run.Population) {
 		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: r.enr.Token(c)})
 	}
-	w, err := r.shuf.Work(ctx, req, grpc.WaitForReady(true))
+	w, err := r.shuf.Work(asClient(ctx, r.enr, 0), req, grpc.WaitForReady(true))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func (r *attackRig) seal(round int64, client int64) []byte {
 // and returns the acknowledgement.
 func (r *attackRig) submit(ctx context.Context, round int64, reps []*pb.Report) *pb.SubmitAck {
 	r.t.Helper()
-	st, err := r.shuf.Submit(ctx)
+	st, err := r.shuf.Submit(asClient(ctx, r.enr, 0))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -486,7 +486,7 @@ func TestFloodFromOneClient(t *testing.T) {
 			&pb.Report{Client: attacker, Token: r.enr.Token(attacker), Sealed: reps[0].Sealed},
 			&pb.Report{Client: other, Token: r.enr.Token(other), Sealed: forge(t, reps[0].Sealed)})
 	}
-	st, err := r.shuf.Submit(ctx)
+	st, err := r.shuf.Submit(asClient(ctx, r.enr, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

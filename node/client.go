@@ -334,7 +334,7 @@ func (p *ClientPool) register(ctx context.Context, shuf pb.ShufflerClient, req *
 		}
 		return nil, none, false, err
 	}
-	work, err := shuf.Work(sctx, req, append(opts, grpc.WaitForReady(true))...)
+	work, err := shuf.Work(p.credential(sctx), req, append(opts, grpc.WaitForReady(true))...)
 	if err != nil {
 		return fail(fmt.Errorf("client: shuffler %s: %w", p.cfg.Shuffler, err))
 	}
@@ -448,6 +448,13 @@ func (p *ClientPool) checkIn(rate float64, clients []int64, coin randomizer.Sour
 	return in, out, nil
 }
 
+// credential adds the credential of the pool's first client to a call's
+// metadata: the shuffler reads no message of a Work or Submit call without
+// one.
+func (p *ClientPool) credential(ctx context.Context) context.Context {
+	return withCredential(ctx, p.cfg.Lo, p.cfg.Credentials.Token(p.cfg.Lo))
+}
+
 // serve computes the reports of the round's sampled (or checked-in)
 // clients in parallel and streams them to the shuffler in chunks as they
 // are ready, after the credentials of the clients that declined a
@@ -458,7 +465,7 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 			return fmt.Errorf("client: assigned client %d outside %d:%d", c, p.cfg.Lo, p.cfg.Hi)
 		}
 	}
-	stream, err := shuf.Submit(ctx)
+	stream, err := shuf.Submit(p.credential(ctx))
 	if err != nil {
 		return fmt.Errorf("client: submit: %w", err)
 	}

@@ -26,8 +26,10 @@
 //     the clients'; the model reaches the clients relayed by the shuffler,
 //     so the server never learns who fetched it or who was sampled.
 //   - Clients authenticate to the shuffler with a per-client bearer token
-//     (pki.Enroller) on Work and on every report; a token is valid for its
-//     own client id only.
+//     (pki.Enroller): one in each Work and Submit call's metadata (checked
+//     before the call's message is read), then on every client a Work
+//     request registers and on every report; a token is valid for its own
+//     client id only.
 //   - A client seals to a key config it fetched from the server itself, at
 //     start (over a connection that accepts only the server's identity),
 //     never to one the shuffler supplies: the shuffler relays only the key

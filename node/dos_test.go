@@ -129,18 +129,20 @@ func TestUnauthenticatedCostsNoMemory(t *testing.T) {
 		"big/no-cert/shuffler":    "Unavailable",
 		"big/no-cert/server":      "Unavailable",
 		"big/client/server":       "PermissionDenied",
-		"big/client/shuffler":     "ResourceExhausted", // or DeadlineExceeded, below
+		"big/client/shuffler":     "Unauthenticated",   // no credential in the call's metadata
+		"big/credential/shuffler": "ResourceExhausted", // or DeadlineExceeded, below
 		"big/shuffler/server":     "ResourceExhausted",
 		"work-empty/no-cert":      fmt.Sprintf("Unavailable x%d", 100),
 		"work-empty/client":       fmt.Sprintf("Unauthenticated x%d", dosEmptyWork),
+		"work-no-credential/":     fmt.Sprintf("Unauthenticated x%d", 100),
 		"idle-streams/client":     fmt.Sprintf("DeadlineExceeded x%d", dosIdleStreams),
 		"work-empty/server-cert":  fmt.Sprintf("Unavailable x%d", 100),
 		"submit-unauthenticated/": "Unauthenticated",
 	}
 	// Under load the 250 MiB chunk may take longer to marshal than the
 	// first-message deadline: refused either way, before it is read.
-	if results["big/client/shuffler"] == "DeadlineExceeded" {
-		results["big/client/shuffler"] = "ResourceExhausted"
+	if results["big/credential/shuffler"] == "DeadlineExceeded" {
+		results["big/credential/shuffler"] = "ResourceExhausted"
 	}
 	// Likewise an empty Work request that a loaded machine delivers after
 	// the first-message deadline is refused with DeadlineExceeded: count
@@ -232,7 +234,13 @@ func TestDoSAttacker(t *testing.T) {
 	}
 
 	big := make([]byte, dosBig)
-	submitBig := func(c *grpc.ClientConn) error {
+	// A client's credential (the attacker stole one client's).
+	enr, err := pki.LoadEnroller(pkiDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred := withCredential(ctx, 0, enr.Token(0))
+	submitBig := func(ctx context.Context, c *grpc.ClientConn) error {
 		st, err := pb.NewShufflerClient(c).Submit(ctx)
 		if err != nil {
 			return err
@@ -248,10 +256,11 @@ func TestDoSAttacker(t *testing.T) {
 		_, err := pb.NewServerClient(c).SubmitBatch(ctx, &pb.Batch{Run: "x", Round: 1, ReportBytes: 1, Reports: big})
 		return err
 	}
-	result("big/no-cert/shuffler", codeOf(submitBig(connAs(shAddr, ""))))
+	result("big/no-cert/shuffler", codeOf(submitBig(cred, connAs(shAddr, ""))))
 	result("big/no-cert/server", codeOf(batchBig(connAs(srvAddr, ""))))
 	result("big/client/server", codeOf(batchBig(connAs(srvAddr, pki.RoleClient))))
-	result("big/client/shuffler", codeOf(submitBig(connAs(shAddr, pki.RoleClient))))
+	result("big/client/shuffler", codeOf(submitBig(ctx, connAs(shAddr, pki.RoleClient))))
+	result("big/credential/shuffler", codeOf(submitBig(cred, connAs(shAddr, pki.RoleClient))))
 	result("big/shuffler/server", codeOf(batchBig(connAs(srvAddr, pki.RoleShuffler))))
 	big = nil
 	runtime.GC()
@@ -288,19 +297,23 @@ func TestDoSAttacker(t *testing.T) {
 		}
 		return cs
 	}
-	emptyWork := func(c *grpc.ClientConn) error {
-		w, err := pb.NewShufflerClient(c).Work(ctx, &pb.WorkRequest{Run: "x"})
-		if err != nil {
+	emptyWorkIn := func(ctx context.Context) func(c *grpc.ClientConn) error {
+		return func(c *grpc.ClientConn) error {
+			w, err := pb.NewShufflerClient(c).Work(ctx, &pb.WorkRequest{Run: "x"})
+			if err != nil {
+				return err
+			}
+			_, err = w.Recv()
 			return err
 		}
-		_, err = w.Recv()
-		return err
 	}
+	emptyWork := emptyWorkIn(cred)
 	result("work-empty/no-cert", many(100, conns(shAddr, ""), emptyWork))
 	result("work-empty/server-cert", many(100, conns(shAddr, pki.RoleServer), emptyWork))
 	result("work-empty/client", many(dosEmptyWork, conns(shAddr, pki.RoleClient), emptyWork))
+	result("work-no-credential/", many(100, conns(shAddr, pki.RoleClient), emptyWorkIn(ctx)))
 	idle := func(c *grpc.ClientConn) error {
-		s, err := c.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, pb.Shuffler_Work_FullMethodName)
+		s, err := c.NewStream(cred, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, pb.Shuffler_Work_FullMethodName)
 		if err != nil {
 			return err
 		}
@@ -308,7 +321,7 @@ func TestDoSAttacker(t *testing.T) {
 	}
 	result("idle-streams/client", many(dosIdleStreams, conns(shAddr, pki.RoleClient), idle))
 	// A Submit stream whose first chunk carries no valid credential.
-	st, err := pb.NewShufflerClient(connAs(shAddr, pki.RoleClient)).Submit(ctx)
+	st, err := pb.NewShufflerClient(connAs(shAddr, pki.RoleClient)).Submit(cred)
 	if err == nil {
 		st.Send(&pb.ReportChunk{Run: "x", Reports: []*pb.Report{{Client: 1, Token: make([]byte, 32), Sealed: make([]byte, 64)}}})
 		_, err = st.CloseAndRecv()

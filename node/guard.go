@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
@@ -86,8 +88,39 @@ func checkRole(ctx context.Context, method string) error {
 	return nil
 }
 
+// The call metadata carrying a client credential (the id, and the token
+// as a binary header): the shuffler checks it when a call's headers
+// arrive, so that only a holder of a valid client credential gets a
+// message of a Work or Submit call read at all.
+const (
+	credClientKey = "shuffledp-client"
+	credTokenKey  = "shuffledp-token-bin"
+)
+
+// withCredential adds client's credential to a call's metadata.
+func withCredential(ctx context.Context, client int64, token []byte) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, credClientKey, strconv.FormatInt(client, 10), credTokenKey, string(token))
+}
+
+// headerCredential checks the credential in a call's metadata.
+func headerCredential(md metadata.MD, e *pki.Enroller) error {
+	ids, toks := md.Get(credClientKey), md.Get(credTokenKey)
+	if len(ids) != 1 || len(toks) != 1 {
+		return status.Errorf(codes.Unauthenticated, "the call carries no client credential in its metadata (%s, %s)", credClientKey, credTokenKey)
+	}
+	id, err := strconv.ParseInt(ids[0], 10, 64)
+	if err != nil || !e.Verify(id, []byte(toks[0])) {
+		return status.Errorf(codes.Unauthenticated, "client %s: invalid credential in the call's metadata", ids[0])
+	}
+	return nil
+}
+
 // serverLimits size a node's gRPC server from its run.
 type serverLimits struct {
+	// authorize, if set, is called with each call's method and metadata
+	// when its headers arrive, after the role check and before any byte
+	// of its message is read.
+	authorize func(method string, md metadata.MD) error
 	// recv is the largest message accepted.
 	recv int
 	// firstMessage bounds the wait for a stream's first message, idle
@@ -114,7 +147,13 @@ func serverOptions(tc *tls.Config, l serverLimits) []grpc.ServerOption {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 5 * time.Minute, Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {
-			return ctx, checkRole(ctx, info.FullMethodName)
+			if err := checkRole(ctx, info.FullMethodName); err != nil {
+				return ctx, err
+			}
+			if l.authorize != nil {
+				return ctx, l.authorize(info.FullMethodName, info.Header)
+			}
+			return ctx, nil
 		}),
 		grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			if err := checkRole(ctx, info.FullMethod); err != nil {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/shuffledp/shuffledp/ledger"
@@ -267,5 +268,44 @@ func TestMessageLimits(t *testing.T) {
 		if l != recvCeiling {
 			t.Errorf("limit %d for a huge run, want the ceiling %d", l, recvCeiling)
 		}
+	}
+}
+
+// asClient adds client c's credential to a call's metadata, as a client
+// pool does on Work and Submit.
+func asClient(ctx context.Context, enr *pki.Enroller, c int64) context.Context {
+	return withCredential(ctx, c, enr.Token(c))
+}
+
+// TestCallCredential: a Work or Submit call without a valid credential in
+// its metadata is refused when its headers arrive, whatever its message.
+func TestCallCredential(t *testing.T) {
+	r := newAttackRig(t, rigOptions{n: 4, k: 2, rounds: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req := &pb.WorkRequest{Run: r.run.Run, Clients: []*pb.ClientCredential{{Client: 0, Token: r.enr.Token(0)}}}
+	for name, cctx := range map[string]context.Context{
+		"none":          ctx,
+		"forged":        withCredential(ctx, 1, r.enr.Token(2)),
+		"malformed id":  metadata.AppendToOutgoingContext(ctx, credClientKey, "x", credTokenKey, string(r.enr.Token(0))),
+		"token missing": metadata.AppendToOutgoingContext(ctx, credClientKey, "0"),
+	} {
+		w, err := r.shuf.Work(cctx, req, grpc.WaitForReady(true))
+		if err == nil {
+			_, err = w.Recv()
+		}
+		if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "metadata") {
+			t.Errorf("Work, credential %s: %v, want Unauthenticated naming the metadata", name, err)
+		}
+		st, err := r.shuf.Submit(cctx)
+		if err == nil {
+			_, err = st.CloseAndRecv()
+		}
+		if status.Code(err) != codes.Unauthenticated {
+			t.Errorf("Submit, credential %s: %v, want Unauthenticated", name, err)
+		}
+	}
+	if got := r.sh.Stats().Rejected[RejectUnauthenticated]; got != 8 {
+		t.Errorf("%d unauthenticated calls counted, want 8", got)
 	}
 }

@@ -311,7 +311,7 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		return err
 	}
 	s.mu.Lock()
-	s.grpc = grpc.NewServer(serverOptions(s.cfg.TLS, serverLimits{recv: reportLimit(s.run), firstMessage: s.cfg.FirstMessage, idle: s.cfg.RoundTimeout})...)
+	s.grpc = grpc.NewServer(serverOptions(s.cfg.TLS, serverLimits{recv: reportLimit(s.run), firstMessage: s.cfg.FirstMessage, idle: s.cfg.RoundTimeout, authorize: s.authorizeCall})...)
 	pb.RegisterShufflerServer(s.grpc, s)
 	g := s.grpc
 	s.mu.Unlock()
@@ -871,6 +871,22 @@ func (s *Shuffler) Submit(stream grpc.ClientStreamingServer[pb.ReportChunk, pb.S
 		}
 	}
 	return stream.SendAndClose(ack)
+}
+
+// authorizeCall refuses a Work or Submit call whose metadata carries no
+// valid client credential, before any byte of its message is read (so a
+// peer holding the client certificate but no credential gets nothing
+// allocated for its messages).
+func (s *Shuffler) authorizeCall(method string, md metadata.MD) error {
+	if method != pb.Shuffler_Work_FullMethodName && method != pb.Shuffler_Submit_FullMethodName {
+		return nil
+	}
+	if err := headerCredential(md, s.cfg.Enroller); err != nil {
+		s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
+		s.cfg.Metrics.ReportsRejected(RejectUnauthenticated.Label(), 1)
+		return err
+	}
+	return nil
 }
 
 // authenticates reports whether a Submit stream's first chunk carries at
