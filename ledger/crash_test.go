@@ -50,7 +50,13 @@ func TestHelperProcess(t *testing.T) {
 	}
 	out := bufio.NewWriter(os.Stdout)
 	for r := l.LastRound() + 1; ; r++ {
-		if err := l.Debit(ctx, r, subsampled, 1000, digest(r)); err != nil {
+		var err error
+		if os.Getenv(crashModeEnv) == "claim-debit" {
+			_, err = l.DebitClaiming(ctx, r, subsampled, 1000, digest(r), claimIDs(r))
+		} else {
+			err = l.Debit(ctx, r, subsampled, 1000, digest(r))
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
@@ -408,5 +414,57 @@ func testKillDuringClaim(t *testing.T, target string) {
 			t.Fatalf("%s@%d: report IDs under %d rounds, want %d", step.point, step.hit, len(counts), step.after)
 		}
 		claimed = step.after
+	}
+}
+
+// A shuffler killed inside or just after the one write of a round's
+// report IDs and its debit (Ledger.DebitClaiming) leaves both or neither:
+// every debited round has all its report IDs, no other round has any.
+func TestKillDuringClaimDebit(t *testing.T) { forShared(t, testKillDuringClaimDebit) }
+
+func testKillDuringClaimDebit(t *testing.T, target string) {
+	total := int64(0) // rounds 0 .. total-1 are debited
+	for _, step := range []struct {
+		point string
+		hit   int64
+	}{
+		{PointClaimInTransaction, 3}, {PointAppendInTransaction, 2}, {PointAppendCommitted, 2}, {PointClaimInTransaction, 1},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashEnv+"="+target, crashModeEnv+"=claim-debit",
+			fmt.Sprintf("%s=%s@%d", faultpoint.EnvVar, step.point, step.hit))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("%s@%d: helper ended with %v, not SIGKILL; stderr:\n%s", step.point, step.hit, err, stderr.String())
+		}
+		if acked := int64(strings.Count(string(out), "ok ")); acked != step.hit-1 {
+			t.Fatalf("%s@%d: helper acknowledged %d debits, want %d", step.point, step.hit, acked, step.hit-1)
+		}
+		want := total + step.hit - 1
+		if step.point == PointAppendCommitted {
+			want++ // the round in flight committed, its caller never learnt it
+		}
+		s := openTarget(t, target)
+		entries, err := s.Entries(context.Background(), "crash")
+		if err != nil || int64(len(entries)) != want {
+			t.Fatalf("%s@%d: %d entries, %v; want %d", step.point, step.hit, len(entries), err, want)
+		}
+		if err := s.Check(context.Background()); err != nil {
+			t.Fatalf("%s@%d: %v", step.point, step.hit, err)
+		}
+		s.Close()
+		counts := reportIDCounts(t, target, "crash")
+		for r := range want + 2 {
+			n := 0
+			if r < want {
+				n = 1000
+			}
+			if counts[r] != n {
+				t.Fatalf("%s@%d: round %d has %d report IDs, want %d (with its debit, or none)", step.point, step.hit, r, counts[r], n)
+			}
+		}
+		total = want
 	}
 }

@@ -34,6 +34,10 @@ var (
 	// ErrCorrupt: the store failed its integrity check, or holds a row that
 	// does not decode.
 	ErrCorrupt = errors.New("ledger: integrity check failed")
+	// ErrReplayed: a round's report IDs hold a replay (an ID repeated in
+	// the batch, or claimed under another round of the run). The round was
+	// not debited; the batch must be discarded.
+	ErrReplayed = errors.New("ledger: report IDs claimed in another round (replays)")
 )
 
 // MaxRunLength is the longest run id, in bytes.

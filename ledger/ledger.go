@@ -108,40 +108,82 @@ const maxAttempts = 8
 // would exceed the target, it returns an error wrapping ErrBudgetExhausted
 // and writes nothing: the caller must discard the batch.
 func (l *Ledger) Debit(ctx context.Context, round int64, ev event.Event, reports int, digest [32]byte) error {
+	_, err := l.debit(ctx, round, ev, reports, digest, func(e Entry, seen int64) (bool, [][16]byte, error) {
+		existed, err := l.store.Append(ctx, e, seen)
+		return existed, nil, err
+	})
+	return err
+}
+
+// DebitClaiming is Debit of a round whose reports carry the report IDs
+// ids (ReportIDStore), claimed in the same write as the entry when the
+// store is a ClaimAppender (SQLStore, MemoryStore: one commit, one fsync,
+// per released round), or by ClaimReportIDs first otherwise. If any id is
+// a replay (repeated in ids, or claimed under another round of the run),
+// DebitClaiming returns them and an error wrapping ErrReplayed, and the
+// round is not debited: the batch must be discarded. With a ClaimAppender
+// nothing at all is written then, ids included; a round refused for its
+// budget, a conflict or a stale view records none of its ids either.
+func (l *Ledger) DebitClaiming(ctx context.Context, round int64, ev event.Event, reports int, digest [32]byte, ids [][16]byte) ([][16]byte, error) {
+	rs, ok := l.store.(ReportIDStore)
+	if !ok {
+		return nil, fmt.Errorf("debit run %q round %d: the store keeps no report IDs", l.Run(), round)
+	}
+	ca, ok := l.store.(ClaimAppender)
+	if !ok {
+		replays, err := rs.ClaimReportIDs(ctx, l.Run(), round, ids)
+		if err != nil {
+			return nil, err
+		}
+		if replays != nil {
+			return replays, fmt.Errorf("%w: %d report IDs of run %q round %d", ErrReplayed, len(replays), l.Run(), round)
+		}
+		return nil, l.Debit(ctx, round, ev, reports, digest)
+	}
+	return l.debit(ctx, round, ev, reports, digest, func(e Entry, seen int64) (bool, [][16]byte, error) {
+		return ca.AppendClaiming(ctx, e, seen, ids)
+	})
+}
+
+// debit is Debit and DebitClaiming, appending with write.
+func (l *Ledger) debit(ctx context.Context, round int64, ev event.Event, reports int, digest [32]byte,
+	write func(e Entry, seen int64) (existed bool, replays [][16]byte, err error)) ([][16]byte, error) {
 	ev = canonical(ev)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := Entry{Run: l.book.info.Run, Round: round, Event: ev, Reports: reports, Digest: digest, Time: l.now().Round(0).UTC()}
 	if err := e.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
 		if i, ok := l.book.byRound[round]; ok {
 			if old := l.book.entries[i]; !old.same(e) {
-				return conflictError(old, e)
+				return nil, conflictError(old, e)
 			}
-			return nil
+			return nil, nil
 		}
 		if last := l.book.last(); round <= last {
-			return fmt.Errorf("round %d is not above the last debited round %d of run %q", round, last, e.Run)
+			return nil, fmt.Errorf("round %d is not above the last debited round %d of run %q", round, last, e.Run)
 		}
 		if err := l.checkNext(ev); err != nil {
-			return err // refused, or an event the ledger cannot price: never debited
+			return nil, err // refused, or an event the ledger cannot price: never debited
 		}
-		existed, err := l.store.Append(ctx, e, int64(len(l.book.entries)))
+		existed, replays, err := write(e, int64(len(l.book.entries)))
 		switch {
+		case err == nil && replays != nil:
+			return replays, fmt.Errorf("%w: %d report IDs of run %q round %d", ErrReplayed, len(replays), e.Run, round)
 		case err == nil && !existed:
-			return l.book.add(e)
+			return nil, l.book.add(e)
 		case (err == nil && existed) || errors.Is(err, ErrStale):
 			// Another writer appended to the run: price again on its entries.
 			if attempt == maxAttempts {
-				return fmt.Errorf("debit run %q round %d: the run kept changing under %d attempts: %w", e.Run, round, attempt, ErrStale)
+				return nil, fmt.Errorf("debit run %q round %d: the run kept changing under %d attempts: %w", e.Run, round, attempt, ErrStale)
 			}
 			if err := l.reload(ctx); err != nil {
-				return err
+				return nil, err
 			}
 		default:
-			return err
+			return nil, err
 		}
 	}
 }

@@ -85,13 +85,7 @@ func (m *MemoryStore) Runs(ctx context.Context) ([]string, error) {
 
 // Append implements Store.
 func (m *MemoryStore) Append(ctx context.Context, e Entry, seen int64) (bool, error) {
-	if err := e.Validate(); err != nil {
-		return false, err
-	}
-	if _, err := EncodeEvent(e.Event); err != nil {
-		return false, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := m.checkAppend(ctx, e); err != nil {
 		return false, err
 	}
 	m.mu.Lock()
@@ -99,6 +93,22 @@ func (m *MemoryStore) Append(ctx context.Context, e Entry, seen int64) (bool, er
 	if m.closed {
 		return false, errClosed
 	}
+	return m.appendLocked(e, seen)
+}
+
+// checkAppend validates e for Append.
+func (m *MemoryStore) checkAppend(ctx context.Context, e Entry) error {
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	if _, err := EncodeEvent(e.Event); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// appendLocked is Append with m.mu held.
+func (m *MemoryStore) appendLocked(e Entry, seen int64) (bool, error) {
 	if _, ok := m.runs[e.Run]; !ok {
 		return false, fmt.Errorf("append: %w %q (register it first)", ErrUnknownRun, e.Run)
 	}
@@ -124,6 +134,47 @@ func (m *MemoryStore) Append(ctx context.Context, e Entry, seen int64) (bool, er
 	e.Time = e.Time.Round(0).UTC()
 	m.entries[e.Run] = slices.Insert(list, i, e)
 	return false, nil
+}
+
+// AppendClaiming implements ClaimAppender.
+func (m *MemoryStore) AppendClaiming(ctx context.Context, e Entry, seen int64, ids [][16]byte) (bool, [][16]byte, error) {
+	if err := m.checkAppend(ctx, e); err != nil {
+		return false, nil, err
+	}
+	unique, dup := claimPlan(ids)
+	if dup != nil {
+		return false, claimReplays(ids, dup, nil), nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false, nil, errClosed
+	}
+	claimed := m.reportIDs[e.Run]
+	var other map[[16]byte]bool
+	for _, id := range unique {
+		if r, ok := claimed[id]; ok && r != e.Round {
+			if other == nil {
+				other = map[[16]byte]bool{}
+			}
+			other[id] = true
+		}
+	}
+	if other != nil {
+		return false, claimReplays(ids, nil, other), nil
+	}
+	existed, err := m.appendLocked(e, seen)
+	if err != nil || existed {
+		return existed, nil, err
+	}
+	if claimed == nil {
+		claimed = make(map[[16]byte]int64, len(unique))
+		m.reportIDs[e.Run] = claimed
+	}
+	for _, id := range unique {
+		claimed[id] = e.Round
+	}
+	return false, nil, nil
 }
 
 // conflictError describes how the stored entry differs from the new one.

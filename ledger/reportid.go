@@ -37,6 +37,21 @@ type ReportIDStore interface {
 	ClaimReportIDs(ctx context.Context, run string, round int64, ids [][16]byte) (replays [][16]byte, err error)
 }
 
+// ClaimAppender claims a round's report IDs and appends its entry in one
+// atomic write, so that a released round costs one commit (one fsync)
+// instead of two. Implemented by SQLStore and MemoryStore; used by
+// Ledger.DebitClaiming.
+type ClaimAppender interface {
+	// AppendClaiming is ClaimReportIDs(e.Run, e.Round, ids) and Append(e,
+	// seen) in one write, all or nothing. If an id is a replay (repeated
+	// in ids, or recorded under another round of e.Run), nothing is
+	// written and replays lists them as ClaimReportIDs would; otherwise it
+	// is Append, whose existed, ErrConflict and ErrStale outcomes write no
+	// ids either (a retry of a committed round finds its ids under that
+	// same round: no replay).
+	AppendClaiming(ctx context.Context, e Entry, seen int64, ids [][16]byte) (existed bool, replays [][16]byte, err error)
+}
+
 // Backend is a Store that also keeps report IDs: what OpenStore returns,
 // implemented by SQLStore (SQLite and PostgreSQL) and MemoryStore.
 type Backend interface {
@@ -44,7 +59,11 @@ type Backend interface {
 	ReportIDStore
 }
 
-var _ Backend = (*MemoryStore)(nil)
+var (
+	_ Backend       = (*MemoryStore)(nil)
+	_ ClaimAppender = (*MemoryStore)(nil)
+	_ ClaimAppender = (*SQLStore)(nil)
+)
 
 // validateClaim checks the run and round of a ClaimReportIDs call.
 func validateClaim(run string, round int64) error {

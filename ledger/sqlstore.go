@@ -363,61 +363,14 @@ func (s *SQLStore) runs(ctx context.Context) ([]string, error) {
 
 // Append implements Store, in the transaction SQLStore describes.
 func (s *SQLStore) Append(ctx context.Context, e Entry, seen int64) (bool, error) {
-	if err := e.Validate(); err != nil {
-		return false, err
-	}
-	text, err := EncodeEvent(e.Event)
+	text, err := s.prepareAppend(&e)
 	if err != nil {
 		return false, err
 	}
-	if err := s.writable("append"); err != nil {
-		return false, err
-	}
-	e.Time = e.Time.Round(0).UTC()
 	existed := false
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		existed = false
-		var count int64
-		err := tx.QueryRowContext(ctx, `SELECT entries FROM runs WHERE run = $1`+s.d.lockRow, e.Run).Scan(&count)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w %q (register it first)", ErrUnknownRun, e.Run)
-		}
-		if err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO entries (run, round, mechanism, event, reports, digest, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run, round) DO NOTHING`,
-			e.Run, e.Round, e.Event.Mechanism, text, int64(e.Reports), e.Digest.String(), formatTime(e.Time))
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			old, err := readEntry(ctx, tx, e.Run, e.Round)
-			if err != nil {
-				return err
-			}
-			if !old.same(e) {
-				return conflictError(old, e)
-			}
-			existed = true
-			return errRollback
-		}
-		if seen >= 0 && seen != count {
-			return fmt.Errorf("%w (run %q has %d entries, caller has seen %d)", ErrStale, e.Run, count, seen)
-		}
-		res, err = tx.ExecContext(ctx, `UPDATE runs SET entries = entries + 1 WHERE run = $1 AND entries = $2`, e.Run, count)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n != 1 {
-			return fmt.Errorf("%w (run %q changed during the transaction)", ErrStale, e.Run)
-		}
-		faultpoint.Hit(PointAppendInTransaction)
-		return nil
+	err = s.tx(ctx, func(tx *sql.Tx) (err error) {
+		existed, err = s.appendTx(ctx, tx, e, text, seen)
+		return err
 	})
 	if errors.Is(err, errRollback) {
 		return existed, nil
@@ -426,6 +379,67 @@ func (s *SQLStore) Append(ctx context.Context, e Entry, seen int64) (bool, error
 		return false, fmt.Errorf("append run %q round %d: %w", e.Run, e.Round, err)
 	}
 	faultpoint.Hit(PointAppendCommitted)
+	return false, nil
+}
+
+// prepareAppend validates e, rounds its time, and returns its event's text.
+func (s *SQLStore) prepareAppend(e *Entry) (string, error) {
+	if err := e.Validate(); err != nil {
+		return "", err
+	}
+	text, err := EncodeEvent(e.Event)
+	if err != nil {
+		return "", err
+	}
+	if err := s.writable("append"); err != nil {
+		return "", err
+	}
+	e.Time = e.Time.Round(0).UTC()
+	return text, nil
+}
+
+// appendTx is Append's transaction: existed and errRollback when the
+// entry is there already, nothing written.
+func (s *SQLStore) appendTx(ctx context.Context, tx *sql.Tx, e Entry, text string, seen int64) (bool, error) {
+	var count int64
+	err := tx.QueryRowContext(ctx, `SELECT entries FROM runs WHERE run = $1`+s.d.lockRow, e.Run).Scan(&count)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("%w %q (register it first)", ErrUnknownRun, e.Run)
+	}
+	if err != nil {
+		return false, err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO entries (run, round, mechanism, event, reports, digest, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run, round) DO NOTHING`,
+		e.Run, e.Round, e.Event.Mechanism, text, int64(e.Reports), e.Digest.String(), formatTime(e.Time))
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return false, err
+	} else if n == 0 {
+		old, err := readEntry(ctx, tx, e.Run, e.Round)
+		if err != nil {
+			return false, err
+		}
+		if !old.same(e) {
+			return false, conflictError(old, e)
+		}
+		return true, errRollback
+	}
+	if seen >= 0 && seen != count {
+		return false, fmt.Errorf("%w (run %q has %d entries, caller has seen %d)", ErrStale, e.Run, count, seen)
+	}
+	res, err = tx.ExecContext(ctx, `UPDATE runs SET entries = entries + 1 WHERE run = $1 AND entries = $2`, e.Run, count)
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return false, err
+	} else if n != 1 {
+		return false, fmt.Errorf("%w (run %q changed during the transaction)", ErrStale, e.Run)
+	}
+	faultpoint.Hit(PointAppendInTransaction)
 	return false, nil
 }
 
@@ -549,37 +563,82 @@ func (s *SQLStore) ClaimReportIDs(ctx context.Context, run string, round int64, 
 		return nil, nil
 	}
 	unique, dup := claimPlan(ids)
-	sorted := slices.SortedFunc(slices.Values(unique), func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) })
-	set := s.d.idSet
-	arg := s.d.idArg(sorted)
 	var other map[[16]byte]bool
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		other = nil
-		res, err := tx.ExecContext(ctx, `INSERT INTO report_ids (run, id, round)
-			SELECT $1, id, $2 FROM (`+set+`) AS ids WHERE true ORDER BY id
-			ON CONFLICT (run, id) DO NOTHING`, run, round, arg)
-		if err != nil {
-			return err
-		}
-		inserted, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if inserted < int64(len(sorted)) {
-			if other, err = s.claimedElsewhere(ctx, tx, run, round, set, arg); err != nil {
-				return err
-			}
-		}
-		if inserted > 0 {
-			faultpoint.Hit(PointClaimInTransaction)
-		}
-		return nil
+	err := s.tx(ctx, func(tx *sql.Tx) (err error) {
+		other, err = s.claimTx(ctx, tx, run, round, unique)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim report IDs of run %q round %d: %w", run, round, err)
 	}
 	faultpoint.Hit(PointClaimCommitted)
 	return claimReplays(ids, dup, other), nil
+}
+
+// claimTx is ClaimReportIDs' transaction for the distinct ids unique: it
+// returns those recorded under another round of run.
+func (s *SQLStore) claimTx(ctx context.Context, tx *sql.Tx, run string, round int64, unique [][16]byte) (map[[16]byte]bool, error) {
+	sorted := slices.SortedFunc(slices.Values(unique), func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) })
+	set, arg := s.d.idSet, s.d.idArg(sorted)
+	res, err := tx.ExecContext(ctx, `INSERT INTO report_ids (run, id, round)
+		SELECT $1, id, $2 FROM (`+set+`) AS ids WHERE true ORDER BY id
+		ON CONFLICT (run, id) DO NOTHING`, run, round, arg)
+	if err != nil {
+		return nil, err
+	}
+	inserted, err := res.RowsAffected()
+	if err != nil {
+		return nil, err
+	}
+	var other map[[16]byte]bool
+	if inserted < int64(len(sorted)) {
+		if other, err = s.claimedElsewhere(ctx, tx, run, round, set, arg); err != nil {
+			return nil, err
+		}
+	}
+	if inserted > 0 {
+		faultpoint.Hit(PointClaimInTransaction)
+	}
+	return other, nil
+}
+
+// AppendClaiming implements ClaimAppender: claimTx and appendTx in one
+// transaction, so that a released round costs one commit (one fsync).
+func (s *SQLStore) AppendClaiming(ctx context.Context, e Entry, seen int64, ids [][16]byte) (bool, [][16]byte, error) {
+	text, err := s.prepareAppend(&e)
+	if err != nil {
+		return false, nil, err
+	}
+	unique, dup := claimPlan(ids)
+	if dup != nil {
+		return false, claimReplays(ids, dup, nil), nil
+	}
+	var existed bool
+	var replays [][16]byte
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		existed, replays = false, nil
+		if len(unique) > 0 {
+			other, err := s.claimTx(ctx, tx, e.Run, e.Round, unique)
+			if err != nil {
+				return err
+			}
+			if other != nil {
+				replays = claimReplays(ids, nil, other)
+				return errRollback
+			}
+		}
+		var err error
+		existed, err = s.appendTx(ctx, tx, e, text, seen)
+		return err
+	})
+	switch {
+	case errors.Is(err, errRollback):
+		return existed, replays, nil
+	case err != nil:
+		return false, nil, fmt.Errorf("append run %q round %d with %d report IDs: %w", e.Run, e.Round, len(ids), err)
+	}
+	faultpoint.Hit(PointAppendCommitted)
+	return false, nil, nil
 }
 
 // claimedElsewhere returns the ids of set (parameter $3) that run records

@@ -294,7 +294,7 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	}
 	run := s.run
 	s.runPB = runConfigToPB(run)
-	s.budget = &claimBudget{ids: s.cfg.Store, inner: &shuffler.LedgerBudget{Ledger: l,
+	s.budget = &claimBudget{inner: &shuffler.LedgerBudget{Ledger: l,
 		Event: func(k int) event.Event { return run.Round(k).Event() }}}
 	if s.cfg.MinConnected > s.run.Population {
 		return fmt.Errorf("min-connected %d: the run has %d clients", s.cfg.MinConnected, s.run.Population)
@@ -988,11 +988,11 @@ func (s *Shuffler) decline(chunk *pb.ReportChunk, d *pb.ClientCredential) (Reaso
 }
 
 // claimBudget claims the round's report ids in the durable report-id store
-// before the ledger's debit: a round holding an id already claimed under
-// another round (a replay the in-memory check could not see, e.g. across
-// a restart) is refused, so it is discarded and nothing is debited.
+// in the ledger's debit, one transaction (ledger.Ledger.DebitClaiming): a
+// round holding an id already claimed under another round (a replay the
+// in-memory check could not see, e.g. across a restart) is refused, so it
+// is discarded and nothing is debited or claimed.
 type claimBudget struct {
-	ids   ledger.ReportIDStore
 	inner *shuffler.LedgerBudget
 	// dummies, if not nil, are the round's dummy reports handed to the
 	// Service at release: their ids are claimed with the clients'.
@@ -1029,17 +1029,17 @@ func (c *claimBudget) Debit(ctx context.Context, r shuffler.Release) error {
 	if len(ids) != r.Reports {
 		return fmt.Errorf("report ids: %d claimed for a batch of %d", len(ids), r.Reports)
 	}
-	replays, err := c.ids.ClaimReportIDs(ctx, r.Run, r.Round, ids)
-	if err != nil {
-		return fmt.Errorf("report ids: %w", err)
+	if r.Run != c.inner.Ledger.Run() {
+		return fmt.Errorf("release of run %q, ledger of run %q", r.Run, c.inner.Ledger.Run())
 	}
+	replays, err := c.inner.Ledger.DebitClaiming(ctx, r.Round, c.inner.Event(r.Reports), r.Reports, r.Digest, ids)
 	if len(replays) > 0 {
 		c.mu.Lock()
 		c.found = replays
 		c.mu.Unlock()
 		return fmt.Errorf("%w: %d", errReplayed, len(replays))
 	}
-	return c.inner.Debit(ctx, r)
+	return err
 }
 
 // Check implements shuffler.Checker.

@@ -34,15 +34,15 @@ type netKill struct {
 	first int    // the first hit that may kill (1 + the hits before the run's rounds start)
 }
 
-// netKills are the named places of the loop: the shuffler after the report
-// ids of a round are claimed and before the debit, inside and right after
-// the debit's commit, and after the debit before the forward; the server
+// netKills are the named places of the loop: the shuffler inside the one
+// transaction that claims a round's report ids and debits it, and right
+// after its commit, and after the debit before the forward; the server
 // after it recorded a received batch in its own ledger (before the step
 // and the checkpoint), inside a checkpoint write, and between the
 // checkpoint and its metrics line. Each is hit once a round or once an
 // evaluation.
 var netKills = []netKill{
-	{"shuffler", ledger.PointClaimCommitted, 1},
+	{"shuffler", ledger.PointClaimInTransaction, 1},
 	{"server", ledger.PointAppendCommitted, 1},
 	{"shuffler", shuffler.PointDebitedNotForwarded, 1},
 	{"server", statedir.PointBeforeRename, 2}, // hit 1: the --addr-file
