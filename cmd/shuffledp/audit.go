@@ -22,68 +22,29 @@ func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit --randomizer R --eps0 E --dim D [--json]",
 		Short: "Exactly verify a randomizer's eps0-LDP ratio and unbiasedness over its input grid",
-		Long: `Compute, from the exact output probabilities (the integer thresholds the
-implementation really uses), the worst-case |log P[y|x] − log P[y|x']| over
-all outputs y and all pairs of inputs on the randomizer's input grid, and the
-worst-case bias |E[decode(report)] − x| of the decoder. The audit passes
-("ok") when the log-ratio is at most eps0 and the bias is rounding only.
-
-Exact audits exist for the discrete randomizers rr, krr, rinf and r1. r2
-passes its input through a continuous mechanism (a uniform point on a
-hemisphere) and privunit's outputs are continuous: for them the audit
-reports the analytic worst-case log-ratio of the construction from the
-realised coin thresholds ("method": "analytic"); their unbiasedness and
-ratios are verified statistically by the package tests. gaussian is not
-pure LDP and is refused.`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("audit"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := newRandomizerFromFlags(name, eps0, 1, clip, dim)
+			// Sigma 1 passes the gaussian randomizer's check: AuditAny refuses it.
+			r, err := randomizer.NewChecked(name, randomizer.Config{Eps0: eps0, Dim: dim, Radius: clip, Sigma: 1})
 			if err != nil {
 				return err
 			}
-			var res randomizer.AuditResult
-			switch rr := r.(type) {
-			case randomizer.Discrete:
-				if dim > randomizer.MaxAuditDim {
-					return fmt.Errorf("--dim must be <= %d for the exact audit of --randomizer %s, got %d", randomizer.MaxAuditDim, name, dim)
-				}
-				if res, err = randomizer.Audit(rr); err != nil {
-					return err
-				}
-			case randomizer.Bounded:
-				res = randomizer.AuditBound(rr)
-			default:
-				return fmt.Errorf("--randomizer %s is not pure LDP and has no log-ratio to audit (account for it with its sigma)", name)
+			res, err := randomizer.AuditAny(r)
+			if err != nil {
+				return err
 			}
-			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
+				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
-					return err
-				}
+				err = enc.Encode(res)
 			} else {
-				fmt.Fprintf(out, "randomizer       %s (eps0 = %g, dim = %d, clip = %g)\n", res.Randomizer, res.Eps0, res.Dim, clip)
-				if res.Method == "exact" {
-					fmt.Fprintf(out, "input grid       %d inputs, %d outputs (exact enumeration)\n", res.Inputs, res.Outputs)
-					fmt.Fprintf(out, "max log-ratio    %.17g  (eps0 - max = %.3g)\n", res.MaxLogRatio, res.Eps0-res.MaxLogRatio)
-					fmt.Fprintf(out, "max bias         %.3g  (relative to the decoded magnitude: %.3g)\n", res.MaxBias, res.MaxRelBias)
-					fmt.Fprintf(out, "prob. sum error  %.3g\n", res.MaxProbSumError)
-				} else {
-					fmt.Fprintf(out, "method           analytic bound of the construction (continuous internal randomness)\n")
-					fmt.Fprintf(out, "max log-ratio    %.17g  (eps0 - max = %.3g)\n", res.MaxLogRatio, res.Eps0-res.MaxLogRatio)
-					fmt.Fprintf(out, "bias             0 by construction (tested statistically, not measured here)\n")
-				}
-				verdict := "ok"
-				if !res.OK {
-					verdict = "FAILED"
-				}
-				fmt.Fprintf(out, "verdict          %s\n", verdict)
+				err = res.WriteText(cmd.OutOrStdout(), clip)
 			}
-			if !res.OK {
-				return fmt.Errorf("audit failed: max log-ratio %.17g vs eps0 %g, relative bias %g", res.MaxLogRatio, res.Eps0, res.MaxRelBias)
+			if err != nil {
+				return err
 			}
-			return nil
+			return res.Err()
 		},
 	}
 	f := cmd.Flags()
