@@ -41,27 +41,8 @@ func newClientCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "client --shuffler ADDR --server ADDR --clients LO:HI --data-dir DIR --pki DIR --credentials FILE",
 		Short: "Run a pool of clients of a networked run (one process, many simulated clients)",
-		Long: `client hosts the clients LO..HI-1 of a networked run in one process (client i
-holds training example i). It reads the run's specification and the server's
-HPKE key configs from the server (never from the shuffler, which could
-otherwise substitute its own key), registers its clients with the shuffler
-(each with its enrolment credential, --credentials from shuffledp pki enrol),
-and for every round in which some are sampled computes their gradients, clips,
-randomizes with noise from crypto/rand, seals with HPKE to the server and
-streams the sealed reports to the shuffler.
-
-TLS: --pki DIR is the client bundle (DIR/client of shuffledp pki init: ca.pem,
-client.pem, client.key). The process presents the client certificate and
-completes a handshake only with the server's certificate at --server and the
-shuffler's at --shuffler.
-
-It exits 0 only when the shuffler says the run is finished. A server or
-shuffler that does not answer within --connect-timeout (or presents a
-certificate of another CA, an expired one, one not valid for its host), a
-refused registration, or a shuffler that goes away mid-run and is not back
-within --connect-timeout, ends it with exit status 1 and an error naming
-what it waited for; SIGINT or SIGTERM with 130.`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("client"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
 			case shufAddr == "" || srvAddr == "":

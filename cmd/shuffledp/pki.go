@@ -32,25 +32,8 @@ func newPKICmd() *cobra.Command {
 	initCmd := &cobra.Command{
 		Use:   "init --dir DIR [--hosts H1,H2] [--deployment NAME]",
 		Short: "Create the deployment's authority, one certificate per role and the client-credential secret, as one bundle per host",
-		Long: `init runs on the operator's trusted machine. It creates DIR (its parent must
-exist) with one bundle per host, each holding only that host's secrets (keys
-0600):
-
-  DIR/operator/  ca.pem ca.key clients.key   stays on the operator's machine
-  DIR/server/    ca.pem server.pem server.key        copy to the server's host
-  DIR/shuffler/  ca.pem shuffler.pem shuffler.key clients.key   to the shuffler's
-  DIR/client/    ca.pem client.pem client.key        to every client host
-
-Every certificate names its role as the URI spiffe://NAME/ROLE (--deployment
-NAME, default shuffledp); each role completes a TLS handshake only with the
-roles it talks to. The server's and the shuffler's certificates are valid for
-the loopback addresses, localhost and --hosts (IP addresses or DNS names; a
-malformed or repeated entry is refused).
-
-A rerun on a complete DIR with the same --hosts keeps it; other --hosts are
-refused (pki rotate --role server|shuffler --hosts reissues a certificate for
-new hosts explicitly).`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("pki_init"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				return errors.New("dir is required: the directory to create (on the operator's trusted machine)")
@@ -116,20 +99,8 @@ clients per file: enrol a larger population in several files.`, pki.MaxEnrol),
 	rotateCmd := &cobra.Command{
 		Use:   "rotate --dir DIR --role server|shuffler|client [--hosts H1,H2]",
 		Short: "Replace one role's key and certificate (the authority, the other bundles, the credentials and the ledgers are untouched)",
-		Long: `rotate runs on the operator's machine, in the directory pki init wrote. It
-replaces ROLE's private key and certificate in DIR/ROLE, signed by the
-authority in DIR/operator, and changes nothing else: not the authority, not
-the other roles' bundles, not the client credentials, not the server's HPKE
-key, not any ledger. Copy the new bundle to the role's host and restart the
-role; a run resumes where it was.
-
---hosts replaces the server's or the shuffler's host names and addresses
-(otherwise the old certificate's are kept).
-
-There is no revocation list: the old certificate stays valid until it
-expires. After a compromised key, create a new deployment (pki init in a new
-directory, re-enrol the clients) instead.`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("pki_rotate"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if rdir == "" || role == "" {
 				return errors.New("dir and role are required")

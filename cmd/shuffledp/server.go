@@ -35,25 +35,8 @@ func newServerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "server --listen ADDR --state DIR --pki DIR [train flags]",
 		Short: "Run the server role of a networked run (model, optimizer, evaluation, metrics; opens reports)",
-		Long: `server runs the untrusted server of the shuffle model as its own process: it
-holds the model (the train flags describe the run, as for train), publishes it
-to the shuffler, receives the shuffled batches the shuffler released after
-debiting its ledger, opens the reports with its HPKE private key (generated in
---state on first start), decodes, averages and steps; evaluation, metrics
-(DIR/metrics.jsonl) and checkpoints are those of train --state. It never sees a
-client identity: clients reach it only to read the public run specification.
-
-TLS: --pki DIR is the server's bundle (DIR/server of shuffledp pki init:
-ca.pem, server.pem, server.key; a bundle holding another role's secret is
-refused). Only a peer presenting the shuffler's certificate may pull the
-model, submit batches or stop the run; clients (the client certificate) may
-read the public run specification only; any other peer fails the TLS
-handshake.
-
---metrics-listen ADDR serves Prometheus metrics (rounds, batches and reports
-refused by reason, batch sizes, round latency, test accuracy) at
-http://ADDR/metrics.`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("server"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServer(cmd, &f, listen, pkiDir, addrTo, metricsListen, mAddrTo)
 		},

@@ -29,59 +29,8 @@ func newShufflerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "shuffler --listen ADDR --server ADDR --state DIR --pki DIR",
 		Short: "Run the shuffler role of a networked run (authenticates clients, debits the ledger, shuffles, forwards)",
-		Long: `shuffler runs the trusted shuffler of the shuffle model as its own process. It
-reads the run's public specification from the server, serves the clients
-(each authenticates with the credential issued at enrolment, shuffledp pki
-enrol), samples k of the n clients per round (crypto/rand), relays the
-server's model to them, accepts one sealed report per sampled client (wrong
-rounds, unknown keys, wrong lengths and replayed report ids are rejected,
-counted and logged), claims the report ids and debits the round to the
-durable ledger (DIR/` + "ledger.db" + `, embedded SQLite) before it forwards the
-permuted reports to the server. It never holds a private key.
-
---ledger postgres://USER@HOST/DB keeps the ledger and the report ids in
-PostgreSQL instead (several shufflers may share it); --state still holds the
-shuffler's lock.
-
-The shuffler owns the budget: --delta and --target-epsilon are its own, and
-its ledger debits at them. The server is untrusted, so a run whose public
-specification has another delta, or a target epsilon above the shuffler's (or
-none while the shuffler has one), is refused; a lower target is honoured.
-The same holds for the neighbouring relation of a Gaussian run: with
---adjacency replace-one (the default) a run the server states for zero-out
-adjacency (whose epsilon is the smaller one) is refused.
-
---connect-timeout bounds its waits for the server, at start and after it
-went away mid-run; then it exits 1 naming the server's address and the cause
-(nothing listening, a host that does not resolve, a certificate of another CA,
-expired or not yet valid). Only when the server finished the run (or the
-budget is spent) does it tell the clients the run is finished; stopped
-earlier, it ends their streams as unavailable, and they exit non-zero unless
-it comes back in time.
-
-Dropouts. The population is the run's n enrolled clients. The first round
-opens once --min-connected of them are registered (default: all); from then
-on every round samples k of the n whether or not they are connected. Every
-round is released at its deadline (--round-timeout after it was relayed,
-fixed by configuration), with a dummy report in the place of each sampled
-client that has not delivered: the run's randomizer applied to the zero
-gradient, noise from crypto/rand, sealed to the server's key exactly like a
-client's report. The server cannot tell dummies from reports and is told
-nothing about dropouts, so the ledger debits every round as a complete k of n
-round (docs/proofs/dummy-reports.md states the assumptions: a client's
-dropout may depend on its own data but not on other clients' data or on who
-else was sampled). Reports arriving after their round closed are refused and
-counted (wrong_round). --release-when-complete releases a round as soon as
-every sampled client delivered instead: the release time then reveals whether
-someone dropped out, which is sound only if dropout is independent of the data
-and equally likely for every client.
-
---metrics-listen ADDR serves Prometheus metrics (rounds released and
-discarded by reason, reports accepted and rejected by reason, dummy reports,
-batch sizes, round latency, the ledger's epsilon and rounds) at
-http://ADDR/metrics. The dummy count is the shuffler's own: do not expose it
-to the server's operator.`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("shuffler"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
 			case state == "":

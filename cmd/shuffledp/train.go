@@ -52,54 +52,12 @@ type trainFlags struct {
 	gauss                trainGaussianFlags // train_gaussian.go
 }
 
-// trainPostHelp describes the server's post-processing flags in train --help.
-const trainPostHelp = `
-
-Server post-processing (privacy-free): the server may step with momentum,
-Nesterov momentum or Adam instead of SGD (--optimizer), shape the learning rate
-with a linear warm-up and a cosine or step decay on top of --lr (--lr-warmup,
---lr-decay), and evaluate an exponential moving average of the parameters
-beside them (--ema; metrics test_accuracy_ema and test_loss_ema). All of them
-only transform the average the shuffler released, so the privacy guarantee and
-its accounting are unchanged. The learning rate of the step s+1 (s counted from
-0, e = s*k/n the epochs done) is
-  lr(floor(e)) * min(1, (e + k/n)/WARMUP) * decay(e),
-  decay: none | cosine:END[:MIN] = MIN + (1-MIN)(1 + cos(pi min(e,END)/END))/2
-         | step:EVERY:GAMMA = GAMMA^floor(floor(e)/EVERY).
-Every metrics record carries epsilon (our best bound) and epsilon_neurips21
-(NeurIPS'21 Thm 1 alone, the paper's own accounting, as account --bound
-neurips21-upper gives it).`
-
 func newTrainCmd() *cobra.Command {
 	var f trainFlags
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train with CLDP-SGD (NeurIPS'21 Algorithm 1) and account for its privacy",
-		Long: `Train a classifier with CLDP-SGD (Girgis et al., NeurIPS 2021, Algorithm 1), in
-simulation: each of --clients clients holds one training example; every round
---sample of them are drawn without replacement, each computes the gradient on
-its example, clips it (--clip-norm, --clip), randomizes it with an eps0-LDP
-randomizer (--randomizer rinf|r1|r2|privunit|djw, --eps0), the shuffler permutes the
-reports, and the server averages them and takes an SGD step with the
-learning rate of the current epoch (--lr "0.3,70:0.18" = 0.3, then 0.18 from
-epoch 70; an epoch is clients/sample rounds). --randomizer none is the
-non-private baseline (clipped gradients averaged without noise).
-
-Every round is composed into the privacy ledger with the best upper bound on
-the RDP of the subsampled shuffle mechanism (NeurIPS'21 Thm 1 is stated for
-eps0-LDP randomizers with a finite output set: rinf, r1 and r2 are; privunit's
-float64 reports form a finite set too, but its eps0-LDP proof is for exact
-real arithmetic — the paper accounts its arXiv Fig. 5(b) PrivUnit runs the same way); epsilon at --delta is reported
-at every evaluation and --target-epsilon stops before the round that would
-exceed it. Every random choice is seeded by --seed (simulation only;
---crypto-noise draws the client noise from crypto/rand).
-
-The defaults are the setting of NeurIPS'21 Fig. 3 (arXiv Fig. 5(a)) on the CNN of
-Table 1.` + trainPostHelp + trainGaussianHelp + `
-
-Presets (--preset NAME; a flag given on the command line wins over the preset's
-value, every other flag keeps its default):
-` + trainPresetHelp(),
+		Long:  longHelp("train") + trainPresetHelp(),
 		Example: `  shuffledp data fetch mnist   # into ` + data.DefaultMNISTDir + `
   shuffledp train --dataset mnist --data-dir ` + data.DefaultMNISTDir + ` --model cnn --clients 60000 \
     --sample 10000 --randomizer rinf --clip 0.01 --eps0 1.5 --delta 1e-5 --epochs 200 \

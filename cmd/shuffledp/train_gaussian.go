@@ -17,41 +17,6 @@ type trainGaussianFlags struct {
 	noiseSum                 bool
 }
 
-// trainGaussianHelp is appended to train --help.
-const trainGaussianHelp = `
-
-Gaussian runs (ICLR'23 submission "Shuffle Gaussian mechanism", Sec. 5.2):
-  --randomizer gaussian --sigma S --clip C   every participating client clips
-      in l2 to C and adds N(0, C^2 S^2 I_d) to its gradient; the reports are
-      shuffled, the server averages them. Accounted every round with the
-      subsampled shuffle Gaussian mechanism (k of n; --sample) or, with
-      --participation checkin --rate G, the shuffled check-in Gaussian
-      mechanism: each client decides with its own randomness whether to take
-      part (probability G), the batch size is random and the server divides
-      the sum by the number of reports it received. Epsilon is "best" exactly
-      as shuffledp account computes it (it assumes Thm 1's worst-case pair).
-      --noise-sum (simulation only) adds one N(0, m C^2 S^2 I_d) vector per
-      round for the m reports instead of m per-client vectors: the sum the
-      server uses has the same distribution; no per-client report exists.
-  --randomizer central-gaussian --sigma S    central DP-SGD, the baseline: the
-      server is TRUSTED WITH RAW CLIPPED GRADIENTS, samples clients by Poisson
-      sampling at --rate q (default sample/clients), sums their clipped
-      gradients and adds one N(0, C^2 S^2 I_d), and steps on the sum / (q n).
-      Accounted with the Poisson-subsampled Gaussian mechanism (MTZ19, account
-      --mechanism sampled-gaussian). --client-sigma s sets S = sqrt(B) s with
-      B = sample (or rate*clients), the total noise of B Gaussian clients with
-      noise multiplier s (the paper's equal-noise comparison).
-  --eps0 does not apply to either.
-  --adjacency names the neighbouring datasets the epsilon is for (recorded in
-      every metrics line, the ledger and the checkpoint; a resumed run keeps
-      it): replace-one (the default for gaussian: one client's gradient
-      replaced by any other, up to 2C apart, so the curves are evaluated at
-      sigma/2) or zero-out (replaced by zero: the ICLR'23 paper's convention,
-      the curves at sigma) for gaussian; add-remove (the default) or zero-out,
-      the same numbers, for central-gaussian, which refuses replace-one (see
-      account --help). A run started before --adjacency existed is zero-out
-      (add-remove for central-gaussian): resume it with --adjacency zero-out.`
-
 func addTrainGaussianFlags(fl *pflag.FlagSet, g *trainGaussianFlags) {
 	fl.Float64Var(&g.sigma, "sigma", 0, "noise multiplier of --randomizer gaussian (each client adds N(0, C^2 sigma^2 I)) or central-gaussian (the server adds it to the sum)")
 	fl.Float64Var(&g.clientSigma, "client-sigma", 0, "with --randomizer central-gaussian: sigma = sqrt(B) * client-sigma, B = --sample (or --rate x --clients): the same total noise as B Gaussian clients")

@@ -29,24 +29,7 @@ func newUpCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "up [train flags] --state DIR",
 		Short: "Run the whole networked system on this machine: server, shuffler and clients as separate processes",
-		Long: `up starts the server, the shuffler and a pool of client processes (the shuffledp
-server, shuffler and client commands of this binary) on loopback ports, with TLS
-on every connection (a local CA in DIR/pki), client credentials issued at
-enrolment, HPKE-sealed reports and the shuffler's durable ledger in DIR
-(embedded SQLite; shuffledp ledger show --state DIR). The train flags describe
-the run as for train; the server writes the same metrics, to DIR/metrics.jsonl.
-Progress goes to stderr, each line prefixed with its process. Ctrl-C stops
-every process cleanly (the server checkpoints); the same command again
-resumes. --prometheus serves both roles' Prometheus metrics on loopback ports
-and prints their addresses. The shuffler gets --delta and --target-epsilon of
-the train flags as its own (it owns the budget). Client noise is drawn from crypto/rand, so runs are not reproducible
-(--seed still picks theta_0 and the synthetic data).
-
-DIR and its missing parents are created. A rerun on a finished run's DIR says
-so and exits 0 at once. No child outlives up (on Linux each has a
-parent-death signal, so even kill -9 of up stops them). Exit status: 0 the run
-finished, 1 an error (a child's, named), 2 a usage error, 130 stopped by
-SIGINT/SIGTERM with the state saved (docs/operations.md).`,
+		Long:  longHelp("up"),
 		Example: `  shuffledp up --dataset synthetic --model logreg --clients 200 --sample 20 --epochs 1 --state runs/up
   shuffledp ledger show --state runs/up --json`,
 		Args: cobra.NoArgs,
