@@ -56,6 +56,9 @@ func Compute(f Figure, xs []int64, bounds []Bound) (Data, error) {
 	haveUpper := false
 	for _, b := range bounds {
 		s := Series{Label: b.Label(), Upper: b.Upper(), Y: make([]float64, len(xs))}
+		if k, ok := b.(interface{ Kind() string }); ok {
+			s.Kind = k.Kind()
+		}
 		for i, x := range xs {
 			e, err := b.Epsilon(f.SettingAt(x))
 			if err != nil {

@@ -34,6 +34,10 @@ func style(label string, i int) (color.Color, []vg.Length) {
 		return color.RGBA{R: 200, B: 200, A: 255}, []vg.Length{vg.Points(2), vg.Points(2)}
 	case BestLabel:
 		return color.RGBA{G: 150, A: 255}, []vg.Length{vg.Points(6), vg.Points(3)}
+	case PLDLabel:
+		return color.RGBA{R: 30, G: 180, B: 230, A: 255}, nil
+	case CertifiedLowerLabel:
+		return color.RGBA{R: 120, G: 0, B: 0, A: 255}, []vg.Length{vg.Points(4), vg.Points(2)}
 	case "rdp-best":
 		return color.RGBA{R: 230, G: 140, A: 255}, []vg.Length{vg.Points(1), vg.Points(3)}
 	}
@@ -137,7 +141,7 @@ func legendLabel(s Series) string {
 	case s.Upper:
 		return s.Label
 	case s.Kind == accounting.KindCertifiedLower:
-		return s.Label + " (certified lower bound)"
+		return s.Label // its label says it
 	}
-	return s.Label + " (RDP-curve lower bound, not a bound on eps)"
+	return s.Label + " (RDP-curve lower)"
 }

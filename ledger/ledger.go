@@ -39,7 +39,13 @@ type Options struct {
 // The epsilon of a run is that of event.Epsilon over the run's distinct
 // events with their counts, which for a run of one event is exactly what
 // `shuffledp account` reports for that mechanism with --steps equal to the
-// number of entries.
+// number of entries. Under the bound "best", where that RDP epsilon
+// exceeds the target, the ledger takes the smaller of it and the
+// approximate-DP route of event.BestOf (identical rounds), so a debit is
+// refused only when both exceed the target (and Epsilon
+// and Summary report that smallest epsilon). Below the target the RDP
+// route's epsilon is reported: the other routes are consulted only where
+// they can change a decision.
 type Ledger struct {
 	store  Store
 	target float64
@@ -194,7 +200,7 @@ func (l *Ledger) next(ev event.Event) (accounting.Guarantee, error) {
 	if err != nil {
 		return accounting.Guarantee{}, err
 	}
-	return l.book.guarantee(groups, l.book.info.Delta)
+	return l.book.guarantee(groups, l.book.info.Delta, l.target)
 }
 
 // NextEpsilon returns the (epsilon, delta) guarantee the run would have
@@ -248,7 +254,7 @@ func (l *Ledger) checkNext(ev event.Event) error {
 func (l *Ledger) Epsilon() (accounting.Guarantee, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.book.guarantee(l.book.groups, l.book.info.Delta)
+	return l.book.guarantee(l.book.groups, l.book.info.Delta, l.target)
 }
 
 // Rounds returns the number of rounds debited.

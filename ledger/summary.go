@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 )
 
@@ -21,8 +22,10 @@ type Summary struct {
 	AtGridEdge bool    `json:"at_grid_edge,omitempty"`
 	Conversion string  `json:"conversion,omitempty"`
 	// Bound names the RDP bound composed; Winner, under "best", names the
-	// component bound attaining it at Order (several, comma-separated, when
-	// the events' curves are won by different components).
+	// bound attaining it: the RDP component at Order (several,
+	// comma-separated, when the events' curves are won by different
+	// components), or, when the RDP epsilon exceeds the target, another
+	// route's bound of event.Best (Order 0).
 	Bound  string `json:"bound"`
 	Winner string `json:"winning_bound,omitempty"`
 	// Assumption is non-empty (event.Assumption) when the epsilon rests on
@@ -48,10 +51,17 @@ type Summary struct {
 }
 
 // summary builds the Summary of b at delta.
-func (b *book) summary(delta float64, withEntries bool) (Summary, error) {
+//
+// Under "best", where the RDP epsilon exceeds above (the ledger's target; 0
+// means never), the epsilon is event.BestOf's over every route, exactly as
+// the ledger's own Epsilon (book.guarantee).
+func (b *book) summary(delta float64, withEntries bool, above float64) (Summary, error) {
 	r, err := b.result(b.groups, delta, true)
 	if err != nil {
 		return Summary{}, err
+	}
+	if b.info.Bound == accounting.BoundBest && above > 0 && r.Epsilon > above {
+		r = event.BestOf(b.groups, r, delta, event.RouteApproxDP).Result
 	}
 	s := Summary{
 		Run: b.info.Run, Rounds: int64(len(b.entries)),
@@ -78,7 +88,7 @@ func (b *book) summary(delta float64, withEntries bool) (Summary, error) {
 func (l *Ledger) Summary(withEntries bool) (Summary, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.book.summary(l.book.info.Delta, withEntries)
+	return l.book.summary(l.book.info.Delta, withEntries, l.target)
 }
 
 // Summarize reads run from store and summarizes it without registering or
@@ -106,5 +116,5 @@ func Summarize(ctx context.Context, store Store, run string, delta float64, with
 	if int64(len(entries)) < info.Entries { // more is fine: appended since Run
 		return Summary{}, fmt.Errorf("%w: run %q counts %d entries but has %d", ErrCorrupt, run, info.Entries, len(entries))
 	}
-	return b.summary(delta, withEntries)
+	return b.summary(delta, withEntries, 0)
 }

@@ -57,10 +57,25 @@ type accountRow struct {
 	// curve, converted: neither a guarantee nor a lower bound on epsilon)
 	// or "certified-lower" (the exact epsilon of a concrete mechanism: a
 	// true lower bound on the worst case).
-	Kind       string `json:"kind"`
-	AtGridEdge bool   `json:"at_grid_edge,omitempty"`
-	Conversion string `json:"conversion,omitempty"`
-	Note       string `json:"note,omitempty"`
+	Kind string `json:"kind"`
+	// PLDOptimistic and PLDGrid are set for the pld bound: the optimistic
+	// end of the PLD interval (below the dominating pairs' epsilon; the
+	// guarantee is Epsilon, the pessimistic end) and the loss grid width.
+	PLDOptimistic float64 `json:"pld_optimistic,omitempty"`
+	PLDGrid       float64 `json:"pld_grid,omitempty"`
+	// Interval, Ratio, UpperBound and Witness are set for the certified
+	// bound: [certified lower, best upper], upper/lower, the bound attaining
+	// the upper end and the mechanism whose exact epsilon is the lower end.
+	Interval   []float64 `json:"interval,omitempty"`
+	Ratio      float64   `json:"ratio,omitempty"`
+	UpperBound string    `json:"upper_bound,omitempty"`
+	Witness    string    `json:"witness,omitempty"`
+	// Routes lists, for "best", every route it compared (the winner
+	// included), each with its epsilon and the bound that attains it.
+	Routes     []event.RouteResult `json:"routes,omitempty"`
+	AtGridEdge bool                `json:"at_grid_edge,omitempty"`
+	Conversion string              `json:"conversion,omitempty"`
+	Note       string              `json:"note,omitempty"`
 }
 
 // The mechanisms and their RDP bounds are package event's (account_rows.go
@@ -140,6 +155,24 @@ Mechanisms:
 ` + accountMechanismHelp() + `
 Bounds for the LDP mechanisms (RDP unless noted):
 ` + ldpBoundHelp() + accountExtraBoundHelp() + `
+"best" is the smallest epsilon over every valid route at --delta: the RDP
+bounds (converted), the approximate-DP baselines (identical rounds of the LDP
+mechanisms) and PLD; the winner is named, and --json lists every route.
+
+PLD (privacy loss distributions, numerically tight; --mechanism shuffle,
+subsampled-shuffle by the clone pair, sampled-gaussian; others: no dominating
+pair is implemented):
+  pld        the pessimistic (certified) end of the PLD interval; "best"
+             includes it
+  rdp-best   the RDP route of best alone (best before it compared routes:
+             the RDP curve "best", composed and converted)
+  best-no-pld  best over the RDP and approximate-DP routes only (calibrate's
+             best: a PLD composition costs 0.05 to 2 s an evaluation)
+  certified  the certified interval [lower, upper] and its ratio (LDP
+             mechanisms): upper = best, lower = the exact epsilon of shuffled
+             binary or 3-ary randomized response on a neighbouring pair (PLD,
+             optimistic rounding), a true lower bound on the worst case
+
 Kinds (the "kind" column and JSON field): upper = a guarantee; rdp-lower = a
 lower bound on the RDP curve converted to (epsilon, delta), which bounds what
 the RDP route can certify but NOT the mechanism's epsilon (the conversion only

@@ -29,7 +29,7 @@ func TestAccountJSONContract(t *testing.T) {
 		{[]string{"--bound", "neurips21-upper", "--orders", "2:100"}, "neurips21-upper", 1.0402185055, 28, ""},
 		{[]string{"--bound", "ccs21+wbk19", "--orders", "2:100"}, "ccs21+wbk19", 1.0236626432, 29, ""},
 		// The clone-pair bound wins; its optimum (order 120) lies beyond 100.
-		{[]string{"--orders", "2:100"}, "best", 0.2254767153, 100, "clones-rdp"},
+		{[]string{"--bound", "rdp-best", "--orders", "2:100"}, "rdp-best", 0.2254767153, 100, "clones-rdp"},
 		// Issue 11: between krr3-lower and 0.226 at Fig. 2a, orders 2..256
 		// (accounting's mpmath oracle checks the curve; 0.2213 without the
 		// loss bucketing).

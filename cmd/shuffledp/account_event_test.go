@@ -64,6 +64,17 @@ func TestAccountMatchesEvent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if c.bound == accounting.BoundBest {
+			// account's best compares every route (event.Best).
+			b, err := event.Best([]event.Composed{{Event: c.e, Count: c.steps}}, c.delta, c.orders)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Epsilon != b.Epsilon || got.Winner != b.Winner || got.Epsilon > want.Epsilon {
+				t.Errorf("%v: account best %+v, event.Best %+v", c.args, got, b.Result)
+			}
+			continue
+		}
 		if got.Bound != c.bound || got.Epsilon != want.Epsilon || got.Delta != want.Delta || got.Order != want.Order ||
 			got.Winner != want.Winner || got.Lower != want.Lower || got.Conversion != want.Conversion ||
 			adj.Adjacency != want.Adjacency || want.Adjacency != c.e.EffectiveAdjacency() {

@@ -31,8 +31,10 @@ func newFigureCmd() *cobra.Command {
 		Long: `Reproduce a figure of NeurIPS'21 (Fig. 2a-c) or its supplement (Figs. 4a-c, 5a-c):
 epsilon at delta=1e-8 after T rounds of k-of-n subsampled shuffling, one labelled
 line per bound (neurips21-upper, neurips21-lower = a lower bound on the RDP curve,
-which converted is not a lower bound on epsilon, ccs21+wbk19, clones-rdp, fmt20+kov15, and
-best = the smallest valid upper bound), log axes. The image format follows the
+which converted is not a lower bound on epsilon, ccs21+wbk19, clones-rdp, fmt20+kov15,
+pld = the clone pair's privacy loss distribution, certified-lower = the exact
+epsilon of shuffled binary/3-ary randomized response, a true lower bound on the
+worst case, and best = the smallest valid upper bound), log axes. The image format follows the
 --out extension (.png or .svg); --csv also writes the numbers.
 
 "figure ratios" prints the papers' headline ratios (e.g. "14x smaller than FMT20
@@ -172,5 +174,5 @@ func checkFigureOutputs(out, csvPath string) error {
 // figureBounds lists the lines drawn in every figure: the RDP bounds of the
 // accountant (figures.RDPBounds) and the approximate-DP baselines.
 func figureBounds() []figures.Bound {
-	return append(figures.RDPBounds(), figures.NewFMT20KOV15(), figures.NewFMT20AnalyticKOV15())
+	return append(append(figures.RDPBounds(), figures.NewFMT20KOV15(), figures.NewFMT20AnalyticKOV15()), figures.PLDBounds()...)
 }

@@ -81,6 +81,7 @@ func newLedgerShowCmd() *cobra.Command {
 		run              string
 		delta            float64
 		asJSON, withRows bool
+		accountant       string
 	)
 	cmd := &cobra.Command{
 		Use:   "show --state DIR | --ledger URL",
@@ -108,12 +109,24 @@ order grid). --delta converts at another delta; the default is the run's.`,
 			if err != nil {
 				return err
 			}
+			routes, err := reaccount(&s, accountant)
+			if err != nil {
+				return err
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(s)
+				return enc.Encode(struct {
+					ledger.Summary
+					Accountant string              `json:"accountant"`
+					Routes     []event.RouteResult `json:"routes,omitempty"`
+				}{s, accountant, routes})
 			}
 			writeLedgerSummary(cmd.OutOrStdout(), s)
+			fmt.Fprintf(cmd.OutOrStdout(), "accountant  %s\n", accountant)
+			for _, r := range routes {
+				fmt.Fprintf(cmd.OutOrStdout(), "  route %-9s %.6g (%s)\n", r.Route, r.Epsilon, r.Bound)
+			}
 			if s.AtGridEdge {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: the optimal order %g is at the edge of the run's grid\n", s.Order)
 			}
@@ -126,7 +139,48 @@ order grid). --delta converts at another delta; the default is the run's.`,
 	f.Var(fractionFlag{&delta}, "delta", "delta in (0,1) to convert at (default: the run's, which train, up and the shuffler default to 1e-5, while account defaults to 1e-8); a quotient such as 1/60000 is accepted; the output names the delta used")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.BoolVar(&withRows, "entries", false, "list every entry (round, event, reports, digest, time)")
+	f.StringVar(&accountant, "accountant", accountantRDP, "route to re-account the stored events by: rdp (the run's RDP bound, as the ledger prices rounds), pld (privacy loss distributions; LDP and sampled-gaussian events), best (the smallest over every route)")
 	return cmd
+}
+
+// Routes of `ledger show --accountant`.
+const (
+	accountantRDP  = "rdp"
+	accountantPLD  = "pld"
+	accountantBest = "best"
+)
+
+// reaccount replaces s's statement by the accountant's over the same
+// stored events and delta (ledger entries are events, so any route can
+// re-account them): rdp leaves s as the ledger computed it, pld is
+// event.PLD's upper end, best event.Best's minimum (whose routes it
+// returns).
+func reaccount(s *ledger.Summary, accountant string) ([]event.RouteResult, error) {
+	switch accountant {
+	case accountantRDP:
+		return nil, nil
+	case accountantPLD:
+		if s.Rounds == 0 {
+			return nil, nil
+		}
+		r, err := event.PLD(s.Events, s.Delta)
+		if err != nil {
+			return nil, fmt.Errorf("--accountant pld: %w", err)
+		}
+		s.Epsilon, s.Order, s.Conversion, s.AtGridEdge, s.Bound, s.Winner = r.Upper, 0, "", false, event.BoundPLD, ""
+		return nil, nil
+	case accountantBest:
+		if s.Rounds == 0 {
+			return nil, nil
+		}
+		r, err := event.Best(s.Events, s.Delta, nil)
+		if err != nil {
+			return nil, fmt.Errorf("--accountant best: %w", err)
+		}
+		s.Epsilon, s.Order, s.Conversion, s.AtGridEdge, s.Bound, s.Winner = r.Epsilon, r.Order, r.Conversion, r.AtGridEdge, "best", r.Winner
+		return r.Routes, nil
+	}
+	return nil, fmt.Errorf("--accountant must be %s, %s or %s, got %q", accountantRDP, accountantPLD, accountantBest, accountant)
 }
 
 // onlyRun returns the store's run when it has exactly one.
@@ -217,7 +271,8 @@ func newLedgerCheckCmd() *cobra.Command {
 		Long: `check verifies the ledger: for SQLite its integrity and foreign-key checks, for
 PostgreSQL that the keys which make every debit unique are in place; for both
 the schema version, that every entry decodes to a valid entry and that every
-run's entry count matches its entries.`,
+run's entry count matches its entries. It then re-accounts every run from its
+stored events by both routes, RDP (the run's bound) and PLD, and prints both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, name, err := src.open(cmd)
@@ -241,6 +296,23 @@ run's entry count matches its entries.`,
 				entries += info.Entries
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s, %d runs, %d entries\n", name, len(runs), entries)
+			// Re-account every run by both routes (entries are events).
+			for _, r := range runs {
+				s, err := ledger.Summarize(cmd.Context(), store, r, 0, false)
+				if err != nil {
+					return err
+				}
+				if s.Rounds == 0 {
+					continue
+				}
+				line := fmt.Sprintf("run %s: %d rounds, delta %g: rdp %.6g (%s)", r, s.Rounds, s.Delta, s.Epsilon, s.Bound)
+				if p, err := event.PLD(s.Events, s.Delta); err == nil {
+					line += fmt.Sprintf(", pld %.6g (optimistic %.6g)", p.Upper, p.Lower)
+				} else {
+					line += fmt.Sprintf(", pld: %v", err)
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), line)
+			}
 			return nil
 		},
 	}

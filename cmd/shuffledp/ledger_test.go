@@ -79,7 +79,9 @@ func TestLedgerShowAgreesWithAccount(t *testing.T) {
 		name := fmt.Sprintf("%s/rounds=%d/delta=%s", tc.ev.Mechanism, tc.rounds, tc.delta)
 		t.Run(name, func(t *testing.T) {
 			dir := writeLedger(t, "run-a", tc.ev, tc.rounds, 1e-5)
-			args := []string{"show", "--state", dir, "--json"}
+			// account's default is best over every route; so is show's
+			// --accountant best.
+			args := []string{"show", "--state", dir, "--json", "--accountant", "best"}
 			if tc.show {
 				args = append(args, "--delta", tc.delta)
 			}
@@ -113,7 +115,7 @@ func TestLedgerShowAgreesWithAccount(t *testing.T) {
 				t.Errorf("show events %+v, want %d x %+v", show.Events, tc.rounds, tc.ev)
 			}
 			// The text form carries the same numbers.
-			text, err := runCmd(t, newLedgerCmd, "show", "--state", dir)
+			text, err := runCmd(t, newLedgerCmd, "show", "--state", dir, "--accountant", "best")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,5 +261,50 @@ func TestLedgerPostgres(t *testing.T) {
 	}
 	if out, err := runCmd(t, newLedgerCmd, "show", "--ledger", srv.URL(empty)); err == nil || !strings.Contains(err.Error(), "not a shuffledp ledger") {
 		t.Errorf("show of an empty database: %v\n%s", err, out)
+	}
+}
+
+// TestLedgerReaccount: a ledger's entries are events, so `ledger show
+// --accountant rdp|pld|best` re-accounts them by either route, each equal to
+// account's --bound rdp-best, pld and best for the same mechanism and
+// rounds; `ledger check` prints both routes.
+func TestLedgerReaccount(t *testing.T) {
+	ev := event.Event{Mechanism: "subsampled-shuffle", N: 100000, K: 1000, Eps0: 3}
+	dir := writeLedger(t, "run-r", ev, 10, 1e-5)
+	for _, c := range []struct{ accountant, bound string }{
+		{"rdp", "rdp-best"}, {"pld", "pld"}, {"best", "best"},
+	} {
+		out, err := runCmd(t, newLedgerCmd, "show", "--state", dir, "--json", "--accountant", c.accountant)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.accountant, err, out)
+		}
+		var show struct {
+			Epsilon    float64 `json:"epsilon"`
+			Accountant string  `json:"accountant"`
+		}
+		if err := json.Unmarshal([]byte(out), &show); err != nil {
+			t.Fatal(err)
+		}
+		aout, err := runCmd(t, newAccountCmd, append(strings.Fields(describeEvent(ev)), "--steps", "10", "--delta", "1e-5", "--bound", c.bound, "--json")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var acct struct{ Epsilon float64 }
+		if err := json.Unmarshal([]byte(aout), &acct); err != nil {
+			t.Fatal(err)
+		}
+		if show.Accountant != c.accountant || show.Epsilon != acct.Epsilon {
+			t.Errorf("show --accountant %s: %+v; account --bound %s: %v", c.accountant, show, c.bound, acct.Epsilon)
+		}
+	}
+	if _, err := runCmd(t, newLedgerCmd, "show", "--state", dir, "--accountant", "magic"); err == nil || !strings.Contains(err.Error(), "--accountant") {
+		t.Errorf("bad --accountant: %v", err)
+	}
+	out, err := runCmd(t, newLedgerCmd, "check", "--state", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "rdp ") || !strings.Contains(out, "pld ") {
+		t.Errorf("check does not show both routes:\n%s", out)
 	}
 }

@@ -215,7 +215,7 @@ func TestTrainEpsilonNeurIPS21AgreesWithAccount(t *testing.T) {
 		t.Fatalf("%d records", len(recs))
 	}
 	for _, r := range recs[1:] {
-		acc, err := runCmd(t, newAccountCmd, "--n", "200", "--k", "20", "--eps0", "2", "--steps", fmt.Sprint(r["round"]),
+		acc, err := runCmd(t, newAccountCmd, "--bound", "rdp-best", "--n", "200", "--k", "20", "--eps0", "2", "--steps", fmt.Sprint(r["round"]),
 			"--delta", "1e-5", "--bound", "neurips21-upper", "--json")
 		if err != nil {
 			t.Fatalf("%v\n%s", err, acc)

@@ -124,7 +124,7 @@ func TestTrainLedgerAgreesWithAccount(t *testing.T) {
 	if err := json.Unmarshal([]byte(show), &ls); err != nil {
 		t.Fatalf("%v\n%s", err, show)
 	}
-	acc, err := runCmd(t, newAccountCmd, "--n", "200", "--k", "20", "--eps0", "2", "--steps", "20", "--delta", "1e-5", "--json")
+	acc, err := runCmd(t, newAccountCmd, "--bound", "rdp-best", "--n", "200", "--k", "20", "--eps0", "2", "--steps", "20", "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, acc)
 	}

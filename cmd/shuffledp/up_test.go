@@ -40,7 +40,7 @@ func ledgerShowJSON(t *testing.T, dir string) (rounds int64, eps, delta float64)
 // upAccountEpsilon returns `account`'s epsilon for the run's event and steps.
 func upAccountEpsilon(t *testing.T, steps string) float64 {
 	t.Helper()
-	acc, err := runCmd(t, newAccountCmd, "--n", "60", "--k", "10", "--eps0", "2", "--steps", steps, "--delta", "1e-5", "--json")
+	acc, err := runCmd(t, newAccountCmd, "--bound", "rdp-best", "--n", "60", "--k", "10", "--eps0", "2", "--steps", steps, "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatalf("account: %v\n%s", err, acc)
 	}
