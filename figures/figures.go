@@ -4,7 +4,11 @@
 // its supplement's Figs. 4 and 5 (a, b, c): epsilon at delta = 1e-8 after T
 // rounds of "sample k of n clients, shuffle their eps0-LDP reports", as a
 // function of T or of n, one labelled line per bound, log axes. It also
-// tabulates the papers' headline ratios next to what we measure.
+// tabulates the papers' headline ratios next to what we measure, and plots
+// training runs' test accuracy against epsilon from their metrics records
+// (AccuracyPlot over metrics.Record; with ApproxDPRecords and
+// ApproxDPSeries, a check-in Gaussian run's accuracy against the
+// approximate-DP route's epsilon of the same rounds).
 //
 // The data layer (Compute, WriteCSV) is separate from rendering (Render,
 // gonum.org/v1/plot), so the numbers can be tested and exported without
