@@ -85,9 +85,9 @@ func TestBestIsMinimumOfRoutes(t *testing.T) {
 // run whose rounds differ is accounted by RDP and PLD (which compose any
 // rounds) but not by the approximate-DP route, and Best says why.
 func TestBestHeterogeneousRoundsRDPOnly(t *testing.T) {
-	a := Event{Mechanism: SubsampledShuffle, N: 100000, K: 1000, Eps0: 3}
+	a := Event{Mechanism: SubsampledShuffle, N: 10000, K: 100, Eps0: 3}
 	b := a
-	b.K = 999
+	b.K = 99
 	events := []Composed{{Event: a, Count: 5}, {Event: b, Count: 1}}
 	r, err := Best(events, 1e-5, nil)
 	if err != nil {
