@@ -49,7 +49,7 @@ type trainFlags struct {
 	momentum, adamEps    float64
 	ema, lrWarmup        float64
 	lrDecay, preset      string
-	gauss                trainGaussianFlags // train_gaussian.go
+	gauss                training.GaussianOptions // train_gaussian.go
 }
 
 func newTrainCmd() *cobra.Command {
@@ -240,7 +240,7 @@ func trainConfig(cmd *cobra.Command, f *trainFlags) (training.Config, error) {
 	if f.validation > 0 {
 		cfg.EvalSet = "validation"
 	}
-	if err := applyTrainGaussian(cmd.Flags(), &f.gauss, &cfg); err != nil {
+	if err := cfg.ApplyGaussian(f.gauss, cmd.Flags().Changed); err != nil {
 		return training.Config{}, err
 	}
 	if err := cfg.Validate(); err != nil { // before loading 400 MB of data

@@ -3,15 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/shuffledp/shuffledp/figures"
-	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/statedir"
 )
 
@@ -50,7 +47,7 @@ func newTrainPlotCmd() *cobra.Command {
 }
 
 // runTrainPlot checks the flags before reading anything, reads every
-// metrics file and draws the plot.
+// metrics file (figures.MetricsPlot) and draws the plot.
 func runTrainPlot(cmd *cobra.Command, f *trainPlotFlags) error {
 	if len(f.files) == 0 {
 		return errors.New("metrics: give at least one --metrics file")
@@ -61,26 +58,10 @@ func runTrainPlot(cmd *cobra.Command, f *trainPlotFlags) error {
 	if err := statedir.CheckOutputFile("out", f.out); err != nil { // before reading anything; no directory is created
 		return err
 	}
-	if len(f.labels) > 0 && len(f.labels) != len(f.files) {
-		return fmt.Errorf("label: give one --label per --metrics file (%d files, %d labels)", len(f.files), len(f.labels))
-	}
-	if !(f.xmax >= 0) || math.IsInf(f.xmax, 1) {
-		return fmt.Errorf("--max-epsilon must be finite and >= 0 (0 keeps all), got %g", f.xmax)
-	}
-	a := figures.AccuracyPlot{Title: f.title, X: f.xaxis, MaxX: f.xmax, EMA: f.ema}
-	for _, name := range f.refs {
-		r, ok := figures.References[name]
-		if !ok {
-			return fmt.Errorf("reference must be one of %s, got %q", strings.Join(figures.ReferenceNames(), ", "), name)
-		}
-		a.References = append(a.References, r...)
-	}
-	for i, file := range f.files {
-		series, err := trainPlotSeries(f, i, file)
-		if err != nil {
-			return err
-		}
-		a.Series = append(a.Series, series...)
+	a, err := figures.MetricsPlot{Files: f.files, Labels: f.labels, References: f.refs, Title: f.title,
+		X: f.xaxis, MaxX: f.xmax, EMA: f.ema, ApproxDP: f.approxDP}.Build()
+	if err != nil {
+		return err
 	}
 	p, err := a.Plot()
 	if err != nil {
@@ -91,30 +72,4 @@ func runTrainPlot(cmd *cobra.Command, f *trainPlotFlags) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", f.out)
 	return nil
-}
-
-// trainPlotSeries reads the i-th metrics file and returns its series,
-// labelled by --label or by the run's parameters, and with --approx-dp the
-// approximate-DP route's.
-func trainPlotSeries(f *trainPlotFlags, i int, file string) ([]figures.AccuracySeries, error) {
-	recs, err := metrics.Read(file)
-	if err != nil {
-		return nil, err
-	}
-	label := filepath.Base(file)
-	if len(f.labels) > 0 {
-		label = f.labels[i]
-	} else if len(recs) > 0 && recs[len(recs)-1].Randomizer != "" {
-		r := recs[len(recs)-1]
-		label = fmt.Sprintf("%s, eps0=%g, k=%d, C=%g", r.Randomizer, r.Eps0, r.Sample, r.Clip)
-	}
-	series := []figures.AccuracySeries{{Label: label, Records: recs}}
-	if f.approxDP > 0 {
-		s, err := figures.ApproxDPSeries(recs, f.approxDP)
-		if err != nil {
-			return nil, err
-		}
-		series = append(series, s...)
-	}
-	return series, nil
 }
