@@ -137,3 +137,38 @@ func TestCertifiedBelowPLD(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCertifiedLower: on tiny instances (n <= 6, T <= 3) the certified
+// lower end is never above the exact epsilon of its witnesses (every
+// outcome sequence enumerated), never above the upper end, and neither is
+// NaN, infinite or negative.
+func FuzzCertifiedLower(f *testing.F) {
+	f.Add(uint8(4), uint8(1), 2.0, uint8(2), 0.1)
+	f.Add(uint8(1), uint8(1), 0.5, uint8(1), 1e-5)
+	f.Add(uint8(6), uint8(6), 5.0, uint8(3), 1e-3)
+	f.Fuzz(func(t *testing.T, n8, k8 uint8, eps0 float64, steps8 uint8, delta float64) {
+		n := int64(n8%6) + 1
+		k := int64(k8)%n + 1
+		steps := int(steps8%3) + 1
+		if !(eps0 > 0.01 && eps0 <= 5) || !(delta >= 1e-6 && delta <= 0.5) {
+			t.Skip()
+		}
+		ev := Event{Mechanism: SubsampledShuffle, N: n, K: k, Eps0: eps0}
+		c, err := CertifiedInterval([]Composed{{Event: ev, Count: int64(steps)}}, delta)
+		if err != nil {
+			t.Fatalf("%v x%d delta %g: %v", ev, steps, delta, err)
+		}
+		for _, v := range []float64{c.Lower, c.Upper} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				t.Fatalf("%v x%d delta %g: interval [%g, %g]", ev, steps, delta, c.Lower, c.Upper)
+			}
+		}
+		g := float64(k) / float64(n)
+		bx, by := binaryRRPair(k, g, eps0)
+		tx, ty := ternaryRRPair(k, g, eps0)
+		exact := math.Max(exactEpsilon(bx, by, steps, delta), exactEpsilon(tx, ty, steps, delta))
+		if c.Lower > exact*(1+1e-9)+1e-12 || c.Lower > c.Upper {
+			t.Errorf("%v x%d delta %g: certified [%.9g, %.9g], exact witness epsilon %.9g", ev, steps, delta, c.Lower, c.Upper, exact)
+		}
+	})
+}
