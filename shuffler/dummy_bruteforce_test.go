@@ -672,6 +672,9 @@ func TestDummyReportsNegativeControls(t *testing.T) {
 		{"release-partial", func(t *testing.T, c debited) (float64, string) {
 			return releasePartial(t, c)
 		}},
+		{"random-min-batch", func(t *testing.T, c debited) (float64, string) {
+			return randomMinBatch(t, c, own)
+		}},
 	}
 	for _, ctl := range controls {
 		t.Run(ctl.name, func(t *testing.T) {
@@ -824,4 +827,65 @@ func TestDummyReportsOracle(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomMinBatch is a randomized minimum batch applied to the real reports
+// under dummies: each round a threshold M is drawn, independently of
+// everything, uniformly from {lo, ..., k} (every lo in 1..k is tried), and
+// the round is discarded (the server sees "discarded") when fewer than M of
+// the k reports are real, otherwise released as the k reports with dummies.
+// The discard is a randomized function of the dummy count, which (A3)
+// forbids the server to observe: with client 1 dropping out when it holds 1
+// (allowed by A2), a discard is possible under D and impossible under D',
+// so the divergence is infinite.
+func randomMinBatch(t *testing.T, c debited, dropout func(int, []int, []int) float64) (float64, string) {
+	worst, at := 0.0, ""
+	for _, e := range []float64{0.5, 1, 2, 4} {
+		rz := ldp{name: "rr2", m: rrMatrix(2, e), eps0: e}
+		for n := 2; n <= 4; n++ {
+			for k := 1; k <= min(3, n); k++ {
+				for lo := 1; lo <= k; lo++ {
+					for _, data := range assignments(nil, n, 2, 16) {
+						if data[0] != 1 {
+							continue
+						}
+						in := instance{r: rz, n: n, k: k, data: data, x1p: 0, dropout: dropout, fixed: -1,
+							desc: fmt.Sprintf("client 1 drops out iff x1 = 1; threshold uniform on {%d..%d}", lo, k)}
+						o := len(rz.m[0])
+						view := func(d map[hist]float64) map[string]float64 {
+							out := map[string]float64{}
+							for h, q := range d {
+								real := k - dummies(h, o)
+								pd := 0.0 // Pr[M > real]
+								for m := lo; m <= k; m++ {
+									if m > real {
+										pd += 1 / float64(k-lo+1)
+									}
+								}
+								if pd > 0 {
+									out["discarded"] += q * pd
+								}
+								if pd < 1 {
+									out[fmt.Sprint(merged(h, o))] += q * (1 - pd)
+								}
+							}
+							return out
+						}
+						d2 := append([]int(nil), data...)
+						d2[0] = in.x1p
+						p, q := view(roundDist(in, data)), view(roundDist(in, d2))
+						for _, a := range bruteOrders {
+							b := c.at(t, n, k, e, a)
+							for _, dv := range []float64{renyi(p, q, a), renyi(q, p, a)} {
+								if dv/b > worst {
+									worst, at = dv/b, fmt.Sprintf("%v, order %g", in, a)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return worst, at
 }
