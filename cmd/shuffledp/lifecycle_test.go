@@ -310,7 +310,8 @@ func TestServerLossEndsTheRun(t *testing.T) {
 		"--clients", "20", "--sample", "5", "--eps0", "2", "--epochs", "1000", "--eval-every", "1000", "--test-size", "50", "--no-progress")
 	srvAddr := waitFile(t, filepath.Join(dir, "srv.addr"), srv.cmd, srv.out.b)
 	sh := startNetProc(t, "shuffler", nil, "shuffler", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "sh.addr"),
-		"--server", srvAddr, "--state", filepath.Join(dir, "shuffler"), "--pki", filepath.Join(pkiDir, "shuffler"), "--connect-timeout", "1s")
+		"--server", srvAddr, "--state", filepath.Join(dir, "shuffler"), "--pki", filepath.Join(pkiDir, "shuffler"), "--connect-timeout", "1s",
+		"--round-timeout", "1s") // rounds are released at their deadline (the default 2 min would outlast the test)
 	shAddr := waitFile(t, filepath.Join(dir, "sh.addr"), sh.cmd, sh.out.b)
 	cl := startNetProc(t, "client", nil, "client", "--shuffler", shAddr, "--server", srvAddr, "--clients", "0:20",
 		"--connect-timeout", "1s", "--pki", filepath.Join(pkiDir, "client"), "--credentials", creds)
