@@ -66,7 +66,7 @@ func entry(run string, round int64, ev event.Event, batch string) Entry {
 		Time: time.Date(2026, 11, 23, 10, 0, 0, int(round), time.UTC)}
 }
 
-func mustRegister(t *testing.T, s Store, run string) {
+func mustRegister(t testing.TB, s Store, run string) {
 	t.Helper()
 	if _, err := s.Register(context.Background(), RunInfo{Run: run, Delta: 1e-5}); err != nil {
 		t.Fatal(err)

@@ -761,14 +761,22 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 			return status.Errorf(codes.Unauthenticated, "client %d: invalid credential", c.Client)
 		}
 	}
+	// The stream keeps its clients' indices only (8 bytes each): the
+	// request, with its credentials, is not referenced after this, so it
+	// is garbage once registered (TestShufflerMemoryPerClient).
+	clients := make([]int64, len(req.Clients))
+	for i, c := range req.Clients {
+		clients[i] = c.Client
+	}
+	req = nil
 	w := &worker{send: make(chan *pb.Assignment, 4), done: make(chan struct{}), gone: make(chan struct{})}
 	s.mu.Lock()
 	if s.finished {
 		s.mu.Unlock()
 		return stream.Send(&pb.Assignment{Finished: true})
 	}
-	for _, c := range req.Clients {
-		old := s.workers[c.Client]
+	for _, c := range clients {
+		old := s.workers[c]
 		if old == w {
 			continue
 		}
@@ -777,20 +785,20 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 				close(old.gone)
 			}
 		}
-		s.workers[c.Client] = w
+		s.workers[c] = w
 		w.held++
 	}
 	close(s.regCh)
 	s.regCh = make(chan struct{})
 	s.mu.Unlock()
 	// Accepted: say so (the client logs "registered" on this, not before).
-	ackErr := stream.SendHeader(metadata.Pairs(registeredKey, strconv.Itoa(len(req.Clients))))
+	ackErr := stream.SendHeader(metadata.Pairs(registeredKey, strconv.Itoa(len(clients))))
 	defer func() {
 		close(w.done)
 		s.mu.Lock()
-		for _, c := range req.Clients {
-			if s.workers[c.Client] == w {
-				delete(s.workers, c.Client)
+		for _, c := range clients {
+			if s.workers[c] == w {
+				delete(s.workers, c)
 			}
 		}
 		close(s.regCh)

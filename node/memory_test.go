@@ -1,0 +1,102 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"runtime"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/shuffledp/shuffledp/pki"
+	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
+	"github.com/shuffledp/shuffledp/protocol"
+)
+
+// headerStream is the server side of a Work stream that reports when the
+// registration was acknowledged and then blocks until its context ends.
+type headerStream struct {
+	grpc.ServerStream
+	ctx    context.Context
+	header chan struct{}
+}
+
+func (h *headerStream) SendHeader(metadata.MD) error { close(h.header); return nil }
+func (h *headerStream) Send(*pb.Assignment) error    { return nil }
+func (h *headerStream) Context() context.Context     { return h.ctx }
+
+// registeredBytesPerClient registers n clients (valid credentials) on one
+// Work stream of a shuffler of a run of n clients and returns the heap the
+// shuffler holds per registered client once the request message is no
+// longer referenced by the caller (runtime.MemStats.HeapAlloc after a
+// garbage collection, against the heap before the request was built).
+func registeredBytesPerClient(t testing.TB, n int) float64 {
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	e, err := pki.NewEnroller(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	close(ready)
+	s := &Shuffler{cfg: ShufflerConfig{Enroller: e}, ready: ready, regCh: make(chan struct{}),
+		workers: map[int64]*worker{}, stopping: make(chan struct{}),
+		run: protocol.RunConfig{Run: "mem", Population: n}}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	req := &pb.WorkRequest{Run: "mem", Clients: make([]*pb.ClientCredential, n)}
+	for i := range req.Clients {
+		req.Clients[i] = &pb.ClientCredential{Client: int64(i), Token: e.Token(int64(i))}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &headerStream{ctx: ctx, header: make(chan struct{})}
+	done := make(chan error, 1)
+	go func(req *pb.WorkRequest) { done <- s.Work(req, st) }(req)
+	req = nil
+	select {
+	case <-st.header:
+	case err := <-done:
+		t.Fatalf("Work ended before registering: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("Work did not register in a minute")
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	s.mu.Lock()
+	got := len(s.workers)
+	s.mu.Unlock()
+	if got != n {
+		t.Fatalf("%d clients registered, want %d", got, n)
+	}
+	cancel()
+	<-done
+	return (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(n)
+}
+
+// maxShufflerBytesPerClient bounds the shuffler node's heap per registered
+// client (beyond the credentials, which the shuffler does not store: a
+// token is an HMAC of the client's index, checked with the secret).
+const maxShufflerBytesPerClient = 200
+
+// TestShufflerMemoryPerClient registers 100,000 clients on one Work stream
+// and checks the shuffler's retained heap per client against
+// maxShufflerBytesPerClient.
+func TestShufflerMemoryPerClient(t *testing.T) {
+	per := registeredBytesPerClient(t, 100_000)
+	t.Logf("%.1f bytes of shuffler heap per registered client", per)
+	if per > maxShufflerBytesPerClient {
+		t.Fatalf("%.1f bytes per registered client, more than %d", per, maxShufflerBytesPerClient)
+	}
+}
+
+// BenchmarkShufflerMemoryMillion is TestShufflerMemoryPerClient at
+// 1,000,000 clients: the bytes/client metric.
+func BenchmarkShufflerMemoryMillion(b *testing.B) {
+	for b.Loop() {
+		b.ReportMetric(registeredBytesPerClient(b, 1_000_000), "bytes/client")
+	}
+}
