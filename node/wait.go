@@ -73,6 +73,7 @@ func waitReachable(ctx context.Context, role, addr string, tc *tls.Config, timeo
 	start := time.Now()
 	deadline := start.Add(timeout)
 	backoff := 50 * time.Millisecond
+	var cause error
 	for {
 		attempt := min(probeTimeout, time.Until(deadline))
 		if attempt <= 0 {
@@ -89,9 +90,15 @@ func waitReachable(ctx context.Context, role, addr string, tc *tls.Config, timeo
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		cause, final := explainDialError(host, err)
+		explained, final := explainDialError(host, err)
 		if final {
-			return &PeerError{Peer: peer, Addr: addr, Err: cause}
+			return &PeerError{Peer: peer, Addr: addr, Err: explained}
+		}
+		// An attempt cut short by the deadline says less than what an
+		// earlier attempt found (connection refused, no such host).
+		var ne net.Error
+		if cause == nil || !(errors.As(err, &ne) && ne.Timeout()) {
+			cause = explained
 		}
 		wait := min(backoff, time.Until(deadline))
 		if wait <= 0 {

@@ -241,10 +241,10 @@ func TestClientLifecycle(t *testing.T) {
 		"--sample", "5", "--eps0", "2", "--epochs", "1000", "--eval-every", "1000", "--test-size", "50", "--no-progress")
 	srvAddr := waitFile(t, filepath.Join(dir, "srv.addr"), srv.cmd, srv.out.b)
 	sh := startNetProc(t, "shuffler", nil, "shuffler", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "sh.addr"),
-		"--server", srvAddr, "--state", filepath.Join(dir, "shuffler"), "--pki", filepath.Join(pkiDir, "shuffler"))
+		"--server", srvAddr, "--state", filepath.Join(dir, "shuffler"), "--pki", filepath.Join(pkiDir, "shuffler"), "--release-when-complete")
 	shAddr := waitFile(t, filepath.Join(dir, "sh.addr"), sh.cmd, sh.out.b)
 	client := func(server, credFile string) *exec.Cmd {
-		return child(nil, "client", "--shuffler", shAddr, "--server", server, "--clients", "0:20", "--connect-timeout", "1s",
+		return child(nil, "client", "--shuffler", shAddr, "--server", server, "--clients", "0:20", "--connect-timeout", "3s",
 			"--pki", filepath.Join(pkiDir, "client"), "--credentials", credFile)
 	}
 
@@ -259,11 +259,11 @@ func TestClientLifecycle(t *testing.T) {
 	}
 
 	cl := startNetProc(t, "client", nil, client(srvAddr, creds).Args[1:]...)
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) && !strings.Contains(sh.out.String(), "round 2 released") {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if !strings.Contains(cl.out.String(), "clients 0:20 registered") {
+	if !strings.Contains(cl.out.String(), "clients 0:20 registered") || !strings.Contains(sh.out.String(), "round 2 released") {
 		t.Fatalf("client never registered:\n%s\nshuffler:\n%s", cl.out, sh.out)
 	}
 	sh.stop(10 * time.Second)
@@ -310,13 +310,16 @@ func TestServerLossEndsTheRun(t *testing.T) {
 		"--clients", "20", "--sample", "5", "--eps0", "2", "--epochs", "1000", "--eval-every", "1000", "--test-size", "50", "--no-progress")
 	srvAddr := waitFile(t, filepath.Join(dir, "srv.addr"), srv.cmd, srv.out.b)
 	sh := startNetProc(t, "shuffler", nil, "shuffler", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "sh.addr"),
-		"--server", srvAddr, "--state", filepath.Join(dir, "shuffler"), "--pki", filepath.Join(pkiDir, "shuffler"), "--connect-timeout", "1s",
-		"--round-timeout", "1s") // rounds are released at their deadline (the default 2 min would outlast the test)
+		"--server", srvAddr, "--state", filepath.Join(dir, "shuffler"), "--pki", filepath.Join(pkiDir, "shuffler"), "--connect-timeout", "3s",
+		"--release-when-complete")
 	shAddr := waitFile(t, filepath.Join(dir, "sh.addr"), sh.cmd, sh.out.b)
 	cl := startNetProc(t, "client", nil, "client", "--shuffler", shAddr, "--server", srvAddr, "--clients", "0:20",
-		"--connect-timeout", "1s", "--pki", filepath.Join(pkiDir, "client"), "--credentials", creds)
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && !strings.Contains(sh.out.String(), "round 2 released"); {
+		"--connect-timeout", "3s", "--pki", filepath.Join(pkiDir, "client"), "--credentials", creds)
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && !strings.Contains(sh.out.String(), "round 2 released"); {
 		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(sh.out.String(), "round 2 released") {
+		t.Fatalf("no round released within 2 minutes\nshuffler:\n%s\nclient:\n%s\nserver:\n%s", sh.out, cl.out, srv.out)
 	}
 	srv.cmd.Process.Kill()
 	<-srv.done
