@@ -1,14 +1,18 @@
 package pki
 
 import (
+	"bufio"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // secretSize is the length of the client-credential secret.
@@ -105,20 +109,77 @@ func (e *Enroller) Enrol(lo, hi int64) (*Credentials, error) {
 	if hi-lo > MaxEnrol {
 		return nil, fmt.Errorf("clients %d:%d: %d clients, at most %d per credentials file (enrol the range in several files, one per client process)", lo, hi, hi-lo, MaxEnrol)
 	}
+	// One HMAC reset per client (Token's keyed state is rebuilt each
+	// call) and the tokens in one allocation: 1,000,000 clients in about
+	// half the time (BENCHMARKS).
 	c := &Credentials{Lo: lo, Hi: hi, Tokens: make([][]byte, hi-lo)}
+	backing := make([]byte, len(c.Tokens)*TokenSize)
+	m := hmac.New(sha256.New, e.secret)
+	msg := make([]byte, len(tokenLabel)+8)
+	copy(msg, tokenLabel)
 	for i := range c.Tokens {
-		c.Tokens[i] = e.Token(lo + int64(i))
+		m.Reset()
+		binary.BigEndian.PutUint64(msg[len(tokenLabel):], uint64(lo+int64(i)))
+		m.Write(msg)
+		c.Tokens[i] = m.Sum(backing[i*TokenSize : i*TokenSize : (i+1)*TokenSize])
 	}
 	return c, nil
 }
 
-// WriteCredentials writes c to path (created 0600, never overwritten).
+// WriteCredentials writes c to path (created 0600, never overwritten,
+// fsynced): the bytes of json.Marshal(c), streamed through a buffer
+// instead of built in memory whole (a million credentials are 47 MB).
 func WriteCredentials(path string, c *Credentials) error {
-	b, err := json.Marshal(c)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("pki: %w", err)
 	}
-	return writeFile(path, b, 0o600)
+	err = encodeCredentials(f, c)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("pki: %s: %w", path, err)
+	}
+	return nil
+}
+
+// encodeCredentials writes json.Marshal(c)'s bytes to w: the fields in
+// declaration order, integers in decimal, each token in standard base64
+// with padding (none of whose characters JSON escapes).
+func encodeCredentials(w io.Writer, c *Credentials) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	b := make([]byte, 0, 64)
+	b = append(b, `{"lo":`...)
+	b = strconv.AppendInt(b, c.Lo, 10)
+	b = append(b, `,"hi":`...)
+	b = strconv.AppendInt(b, c.Hi, 10)
+	b = append(b, `,"tokens":`...)
+	bw.Write(b)
+	if c.Tokens == nil {
+		bw.WriteString("null}")
+		return bw.Flush()
+	}
+	bw.WriteByte('[')
+	for i, t := range c.Tokens {
+		b = b[:0]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if t == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '"')
+			b = base64.StdEncoding.AppendEncode(b, t)
+			b = append(b, '"')
+		}
+		bw.Write(b)
+	}
+	bw.WriteString("]}")
+	return bw.Flush()
 }
 
 // ReadCredentials reads a credentials file and checks its shape, refusing
