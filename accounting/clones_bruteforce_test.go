@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// Tests that try to break the clone-pair bound (issue 11, item 5) against
+// Tests that try to break the clone-pair bound (docs/proofs/clones-rdp.md) against
 // testdata/bruteforce_shuffle.json, written by testdata/bruteforce_shuffle.py:
 // the exact output distribution of the subsampled shuffle model for n <= 6
 // clients, every k, nine values of eps0, binary, 3-ary and 4-ary randomized
@@ -19,7 +19,7 @@ import (
 // inputs, every pair of inputs of client 1, both directions, 16 real and
 // integer orders; Rényi divergences in mpmath at 50 digits, the maximum over
 // all instances kept per (n, k, eps0, order) together with the instance.
-// The oracle never evaluates the bound it tests; it also writes the issue's
+// The oracle never evaluates the bound it tests; it also writes the bound's
 // formula B(lambda) straight from its statement, and the exact RDP of the
 // configurations KRR3Lower says it maximises over.
 
@@ -35,7 +35,7 @@ const bruteOracleRelTol = 1e-21
 const bruteKRR3RelTol = 1e-19
 
 // krr3MatchRelTol: KRR3Lower must equal the exact value to this relative
-// accuracy. Issue 11's brief asked for 1e-9; KRR3Lower deliberately rounds
+// accuracy. The target was 1e-9; KRR3Lower deliberately rounds
 // its result down (its doc comment), and on every row of the oracle that
 // costs 1.0e-9 to 1.1e-9 relative, so 2e-9 admits that rounding and nothing
 // larger.
@@ -84,7 +84,7 @@ type bruteUpperRow struct {
 	Order   float64 `json:"order"`
 	Exact   string  `json:"exact"`   // max over all instances, 22 digits
 	Worst   int     `json:"worst"`   // index into Instances
-	Formula string  `json:"formula"` // issue 11's B(lambda), mpmath
+	Formula string  `json:"formula"` // the clone-pair formula B(lambda), mpmath
 	// Families holds the per-family maxima in the order of
 	// bruteforceFile.Families (12 digits, for tracing a failure).
 	Families []float64 `json:"families"`
@@ -244,7 +244,7 @@ func TestBruteforceClonesRDPNeverBelowExact(t *testing.T) {
 	logTightest(t, "tightest margin", ms, 5)
 }
 
-// TestBruteforceClonesRDPIsTheFormula: ClonesRDP is the issue's formula
+// TestBruteforceClonesRDPIsTheFormula: ClonesRDP is the clone-pair formula
 // B(lambda) (written by the oracle straight from its statement): never
 // below it (its doc comment says it is never below the exact clone-pair
 // bound) and not looser than 1e-6 relative (so it is the formula and not
@@ -414,7 +414,7 @@ func TestBruteforceKRR3LowerBelowClonesRDP(t *testing.T) {
 	t.Logf("%d points; smallest (upper-lower)/upper = %.3g", len(pts), minGap)
 }
 
-// TestBruteforceTightnessAtK1 checks what is true of the issue's claim
+// TestBruteforceTightnessAtK1 checks what is true of the claim
 // that at k = 1 the bound is attained: with n = 1 (g = 1) the clone pair is
 // binary randomized response itself and the bound is attained (to 1e-11
 // relative) by the worst instance, which is binary RR; with n > 1 it is not

@@ -113,8 +113,8 @@ func TestGoldenDP(t *testing.T) {
 	}
 }
 
-// TestSpecReferenceValues pins the reference points quoted in the issue and
-// in shared/spec/bounds.md.
+// TestSpecReferenceValues pins the reference points of the bounds'
+// specification (shared/spec/bounds.md).
 func TestSpecReferenceValues(t *testing.T) {
 	up, _ := SubsampledShuffleUpper(1e6, 1000, 2)
 	for _, c := range []struct{ order, want float64 }{

@@ -6,7 +6,7 @@ import (
 )
 
 // The accountant's lines at the NeurIPS'21 Fig. 2a point reproduce the spec's
-// mpmath reference values (issue 2: Thm 1 gives 1.0402185055 at order 28,
+// mpmath reference values (Thm 1 gives 1.0402185055 at order 28,
 // ccs21+wbk19 gives 1.02366), also after the memoised curve is reused.
 func TestRDPBoundsFig2a(t *testing.T) {
 	s := Setting{N: 1000000, K: 1000, Eps0: 2, Steps: 100000, Delta: 1e-8}

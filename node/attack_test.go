@@ -1,6 +1,6 @@
 package node
 
-// Failure and attack tests of the shuffler node (issue 14, item 7): a real
+// Failure and attack tests of the shuffler node: a real
 // Shuffler on a real TLS listener, driven by a hand-written client over
 // gRPC and forwarding to a stand-in server (fakeServer) that records every
 // batch exactly as it arrives on the wire. The stand-in holds the HPKE key,

@@ -48,7 +48,7 @@ func parse(t testing.TB, s string) float64 {
 	return v
 }
 
-// Tolerances against the oracle. The acceptance criterion is
+// Tolerances against the oracle. The acceptance criterion is
 // agreement to 1e-6 relative; the package documents (and this test holds
 // it to) 1e-7 (the largest excess on the grid is 7.8e-8, at q = 0.5,
 // sigma = 50, order 1.01; see the package doc). A value below the oracle

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Honest tuning for NeurIPS'21 Fig. 3 (issue 12): every configuration in a
+# Honest tuning for NeurIPS'21 Fig. 3: every configuration in a
 # configs file runs on the VALIDATION split (train --validation 10000: 10,000
 # examples held out of the 60,000 training examples by a fixed seeded split;
 # 50,000 clients train; the test set is never evaluated), on top of

@@ -2,7 +2,7 @@ package shufflegauss
 
 import "testing"
 
-// BenchmarkShuffleOrder2000 is the performance goal: eps(2000) at
+// BenchmarkShuffleOrder2000 is the performance goal: eps(2000) at
 // n = 60000 from a cold cache (the recurrence over orders 1..2000).
 func BenchmarkShuffleOrder2000(b *testing.B) {
 	for i := 0; i < b.N; i++ {

@@ -65,7 +65,7 @@ func accountEpsilon(t *testing.T, ev event.Event, rounds int, delta float64) flo
 	return r.Guarantee.Epsilon
 }
 
-// TestGaussianEpsilonMatchesAccount is the issue's done-when for training:
+// TestGaussianEpsilonMatchesAccount is the Gaussian runs' acceptance check for training:
 // a Gaussian-client run (k of n) and a check-in run (and the summed-noise
 // and central variants) report at every evaluation the epsilon that
 // `account` gives for the rounds completed: subsampled-shuffle-gaussian

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Brute-force exact Rényi divergences of the subsampled shuffle model (issue 11 item 5).
+"""Brute-force exact Rényi divergences of the subsampled shuffle model, to test the clone-pair bound
+(docs/proofs/clones-rdp.md) and KRR3Lower.
 
 An oracle written independently of accounting/clones_rdp.go and krr3_lower.go: it
 never evaluates the clone-pair bound to produce the values the Go tests compare
@@ -50,10 +51,10 @@ the exact maximum is kept. The values written are the mpmath values (22
 significant digits).
 
 Also written:
-  * the clone-pair formula B(lam) of issue 11 (item 4) evaluated straight from its
+  * the clone-pair formula B(lam) (docs/proofs/clones-rdp.md) evaluated straight from its
     statement in mpmath ("formula") and, independently, in binary64 (checked
     against the mpmath one here); the script asserts every exact value is <= it;
-  * "krr3": exact values of the configurations of issue 11 item 4: 3-ary RR with
+  * "krr3": exact values of the configurations KRR3Lower maximises over: 3-ary RR with
     others all 2, x1 = 0 vs x1' = 1 (both directions); 3-ary RR with others all
     holding x1 (or x1', i.e. the reverse direction); binary RR with NeurIPS'21
     Thm 2's D = (0,...,0), D' = (0,...,0,1), D_lam(M(D')||M(D)) and its reverse;
@@ -402,7 +403,7 @@ def random_randomizers(rng, eps0):
     return out
 
 
-# ---------------------------------------------------------------- clone-pair formula (issue 11)
+# ---------------------------------------------------------------- clone-pair formula --
 
 def clone_pair_mp(k, eps0):
     """Pc, Qc of FMT'21 as dicts over (u, v): C~Bin(k-1,e^-eps0), A~Bin(C,1/2),
@@ -427,7 +428,7 @@ _CLONE_CACHE = {}
 
 def formula_mp(n, k, eps0, lam):
     """eps(lam) = log B(lam)/(lam-1), B = 1 + sum_{L>1} Qc (L^lam + L^(1-lam) - 1 - L),
-    L = dPg/dQc, Pg = (1-g) Qc + g Pc, g = k/n (issue 11, item 4)."""
+    L = dPg/dQc, Pg = (1-g) Qc + g Pc, g = k/n (docs/proofs/clones-rdp.md)."""
     g = mp.mpf(k) / n
     if (k, eps0) not in _CLONE_CACHE:
         _CLONE_CACHE[(k, eps0)] = clone_pair_mp(k, eps0)

@@ -15,7 +15,7 @@ func runAccount(t *testing.T, args ...string) (string, error) {
 	return runCmd(t, newAccountCmd, args...)
 }
 
-// TestAccountJSONContract checks the issue-2 contract: --json prints one
+// TestAccountJSONContract checks account's JSON contract: --json prints one
 // object with epsilon, delta, order and bound (and the winner for best), and
 // reproduces the spec's reference points.
 func TestAccountJSONContract(t *testing.T) {
@@ -30,7 +30,7 @@ func TestAccountJSONContract(t *testing.T) {
 		{[]string{"--bound", "ccs21+wbk19", "--orders", "2:100"}, "ccs21+wbk19", 1.0236626432, 29, ""},
 		// The clone-pair bound wins; its optimum (order 120) lies beyond 100.
 		{[]string{"--bound", "rdp-best", "--orders", "2:100"}, "rdp-best", 0.2254767153, 100, "clones-rdp"},
-		// Issue 11: between krr3-lower and 0.226 at Fig. 2a, orders 2..256
+		// The clone-pair bound: between krr3-lower and 0.226 at Fig. 2a, orders 2..256
 		// (accounting's mpmath oracle checks the curve; 0.2213 without the
 		// loss bucketing).
 		{[]string{"--bound", "clones-rdp", "--orders", "2:256"}, "clones-rdp", 0.2213687577, 120, ""},

@@ -95,7 +95,7 @@ func accountTestGrid(lo, hi int) []float64 {
 	return o
 }
 
-// TestAccountEps0OutOfRange (issue 10): the default table at --eps0 1000
+// TestAccountEps0OutOfRange: the default table at --eps0 1000
 // used to fail on neurips21-lower; it now shows the usable rows and says
 // which bounds it skipped and why.
 func TestAccountEps0OutOfRange(t *testing.T) {
@@ -132,7 +132,7 @@ func TestAccountEps0OutOfRange(t *testing.T) {
 	}
 }
 
-// TestAccountBoundErrorListsEveryName (issue 10): the error for an unknown
+// TestAccountBoundErrorListsEveryName: the error for an unknown
 // --bound lists exactly the names that work for the mechanism: every
 // candidate (accounting's bounds, the Gaussian bounds, the approximate-DP
 // baselines, "all") that account accepts is listed, and every listed name

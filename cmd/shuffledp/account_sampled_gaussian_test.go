@@ -46,7 +46,7 @@ func accountSampledGaussian(t *testing.T, args ...string) sampledGaussianJSON {
 	return v
 }
 
-// TestAccountSampledGaussianOracle is the acceptance check of issue 13:
+// TestAccountSampledGaussianOracle is the acceptance check of the sampled Gaussian:
 // `account --mechanism sampled-gaussian` against the 50-digit mpmath
 // integration of A_alpha (sampledgauss/testdata/golden.json, independent of
 // the series the package sums). On the golden orders of each (q, sigma),

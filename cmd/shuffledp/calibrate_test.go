@@ -227,7 +227,7 @@ func BenchmarkCalibrateKSubsampledShuffle(b *testing.B) {
 		"--steps", "100000", "--delta", "1e-8", "--epsilon", "1", "--solve", "k")
 }
 
-// TestCalibrateNoteComplete (issue 10): at the end of the search range
+// TestCalibrateNoteComplete: at the end of the search range
 // the note is a whole sentence (it used to end in a dangling "; " cut from
 // an empty second part), and with a second part both are kept.
 func TestCalibrateNoteComplete(t *testing.T) {

@@ -15,7 +15,7 @@ var gaussianSmall = []string{"--dataset", "synthetic", "--model", "logreg", "--c
 	"--randomizer", "gaussian", "--sigma", "0.9", "--clip", "0.1", "--lr", "0.5", "--no-progress",
 	"--test-size", "100", "--eval-every", "4"}
 
-// TestTrainGaussianEpsilonIsAccount is the issue's done-when through the
+// TestTrainGaussianEpsilonIsAccount is the Gaussian runs' acceptance check through the
 // CLI: a Gaussian-client run (k of n) and a check-in run report in every
 // metrics row the epsilon that `shuffledp account` prints for the rounds
 // completed, bit for bit; the central baseline likewise with

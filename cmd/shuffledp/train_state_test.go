@@ -12,7 +12,7 @@ import (
 	"github.com/shuffledp/shuffledp/statedir"
 )
 
-// TestTrainStateRefusals: the state-file defects of issue 10 item 5, each
+// TestTrainStateRefusals: the state-file defects found in review, each
 // reproduced as a new user would.
 func TestTrainStateRefusals(t *testing.T) {
 	dir := t.TempDir()

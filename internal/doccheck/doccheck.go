@@ -4,7 +4,8 @@
 // Its tests run the check on the whole repository, so a moved or renamed
 // document cannot leave a dangling link behind, and hold README.md to a front
 // door: at most 200 lines, opening with the main command and the test command,
-// the latter exactly what .ci/run runs (FrontDoorCommands).
+// the latter exactly what .ci/run runs (FrontDoorCommands); and no file of
+// the repository cites the issue tracker by number (TrackerReferences).
 package doccheck
 
 import (
