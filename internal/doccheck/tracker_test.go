@@ -23,7 +23,7 @@ func TestTrackerPattern(t *testing.T) {
 	is := "iss" + "ue" // kept apart so that this file does not cite the tracker itself
 	caught := []string{
 		"// see " + is + " 14 for the protocol",
-		"(" + is + " 10, item 3)",
+		"(" + is + " 10, it" + "em 3)",
 		"## Networked deployment (" + strings.ToUpper(is[:1]) + is[1:] + " 14)",
 		is + "s 10 and 11",
 		is + " #3",
