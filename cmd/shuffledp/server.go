@@ -115,9 +115,9 @@ func serverConfig(cmd *cobra.Command, f *trainFlags, pkiDir string) (training.Co
 		return training.Config{}, nil, ncfg, errors.New("state is required: the server's state directory (model checkpoint, metrics, HPKE key)")
 	case pkiDir == "":
 		return training.Config{}, nil, ncfg, errors.New("pki is required: the server's bundle (DIR/server of `shuffledp pki init --dir DIR`)")
-	case f.validation != 0:
+	case f.Validation != 0:
 		return training.Config{}, nil, ncfg, errors.New("validation: a networked server holds no training data to hold out")
-	case f.cryptoNoise:
+	case f.CryptoNoise:
 		return training.Config{}, nil, ncfg, errors.New("crypto-noise: clients of a networked run always draw their noise from crypto/rand")
 	}
 	cfg, err := trainConfig(cmd, f)
@@ -127,7 +127,7 @@ func serverConfig(cmd *cobra.Command, f *trainFlags, pkiDir string) (training.Co
 	if err := cfg.CheckNetworked(); err != nil {
 		return cfg, nil, ncfg, err
 	}
-	ncfg.Dataset = node.Dataset{Name: f.dataset, Seed: f.seed}
+	ncfg.Dataset = node.Dataset{Name: f.Dataset, Seed: f.Seed}
 	if err := ncfg.Dataset.Validate(); err != nil {
 		return cfg, nil, ncfg, err
 	}
@@ -158,7 +158,7 @@ type serverRole struct {
 // loop over the node, restored from the checkpoint.
 func openServerRole(ctx context.Context, f *trainFlags, cfg training.Config, flags map[string]string, ncfg node.ServerConfig) (_ *serverRole, err error) {
 	r := &serverRole{}
-	if r.session, err = training.OpenSession(ctx, statedir.SessionConfig{Dir: f.state, Flags: flags, MayDiffer: trainMayDiffer, Metrics: f.metrics}, &cfg); err != nil {
+	if r.session, err = training.OpenSession(ctx, statedir.SessionConfig{Dir: f.state, Flags: flags, MayDiffer: training.ResumableFlags, Metrics: f.metrics}, &cfg); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -174,11 +174,11 @@ func openServerRole(ctx context.Context, f *trainFlags, cfg training.Config, fla
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.New(f.model, test.Dim, test.Classes)
+	m, err := model.New(f.Model, test.Dim, test.Classes)
 	if err != nil {
 		return nil, err
 	}
-	m.Init(model.NewInitRNG(f.seed))
+	m.Init(model.NewInitRNG(f.Seed))
 	if r.tr, r.done, err = attachServerLoop(r.session, r.srv, cfg, m, test); err != nil {
 		return nil, err
 	}

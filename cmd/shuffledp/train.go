@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -15,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/shuffledp/shuffledp/data"
-	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/server"
@@ -25,31 +22,14 @@ import (
 
 func init() { rootCmd.AddCommand(newTrainCmd()) }
 
+// trainFlags are the flags of train (and of up and server): the run's
+// options, and where and how it is kept and shown.
 type trainFlags struct {
-	dataset, dataDir, model string
-	clients, sample         int
-	randomizer, clipNorm    string
-	linfClip                string
-	clip, eps0, delta       float64
-	epochs                  float64
-	lr                      string
-	seed                    uint64
-	metrics                 string
-	targetEps               float64
-	evalEvery               int
-	state                   string
-	checkpoint, resume      string // removed flags, kept to explain their replacement
-	project                 float64
-	workers                 int
-	cryptoNoise, noProgress bool
-	testSize                int
-	validation              int
-	// Server post-processing (privacy-free) and presets.
-	optimizer, adamBetas string
-	momentum, adamEps    float64
-	ema, lrWarmup        float64
-	lrDecay, preset      string
-	gauss                training.GaussianOptions // train_gaussian.go
+	training.Options
+	metrics, state     string
+	checkpoint, resume string // removed flags, kept to explain their replacement
+	noProgress         bool
+	preset             string
 }
 
 func newTrainCmd() *cobra.Command {
@@ -78,49 +58,49 @@ func newTrainCmd() *cobra.Command {
 // addTrainFlags registers the train flags on fl; train, up and server share
 // them.
 func addTrainFlags(fl *pflag.FlagSet, f *trainFlags) {
-	addTrainGaussianFlags(fl, &f.gauss)
-	fl.StringVar(&f.dataset, "dataset", "mnist", "dataset: mnist (IDX files in --data-dir), or synthetic (random data of MNIST shape, for throughput measurements)")
-	fl.StringVar(&f.dataDir, "data-dir", "", "`DIR` holding the dataset (for mnist: shuffledp data fetch mnist fills "+data.DefaultMNISTDir+")")
-	fl.StringVar(&f.model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1: ReLU, 32 filters in conv2), cnn-tanh (the authors' network: tanh, 16 filters, d = 13,706), mlp or logreg")
-	fl.IntVar(&f.clients, "clients", 60000, "n: number of clients, each holding one training example (the first n)")
-	fl.IntVar(&f.sample, "sample", 10000, "k: clients sampled without replacement per round")
-	fl.StringVar(&f.randomizer, "randomizer", "rinf", "local randomizer: none (non-private baseline), rinf, r1, r2, privunit (the R_2 arXiv Fig. 5(b) names), djw (Duchi-Jordan-Wainwright l2, the R_2 of the authors' code), gaussian (each client adds N(0, C^2 sigma^2 I): DP-SGD in the shuffle model) or central-gaussian (the central-DP baseline; see Gaussian runs below)")
-	fl.StringVar(&f.clipNorm, "clip-norm", "", "clipping norm l1, l2 or linf (default: linf for rinf, l1 for r1, l2 for r2 and none)")
-	fl.Float64Var(&f.clip, "clip", 0.01, "clipping radius C: g <- g / max(1, ||g||_p / C)")
-	fl.StringVar(&f.linfClip, "linf-clip", "scale", "with --clip-norm linf: scale (Algorithm 1: g / max(1, ||g||_inf/C)) or clamp (each coordinate into [-C, C])")
-	fl.Float64Var(&f.eps0, "eps0", 1.5, "local DP parameter of the randomizer")
-	fl.Float64Var(&f.delta, "delta", 1e-5, "delta of the reported (epsilon, delta)-DP guarantee (account's default is 1e-8: pass it --delta 1e-5 to compare)")
-	fl.Float64Var(&f.epochs, "epochs", 200, "epochs to train (an epoch is clients/sample rounds; fractions allowed)")
-	fl.StringVar(&f.lr, "lr", "0.3,70:0.18", "learning-rate schedule: RATE[,EPOCH:RATE...], e.g. 0.3,70:0.18")
-	fl.Uint64Var(&f.seed, "seed", 1, "seed of every random choice (simulation only)")
+	addTrainGaussianFlags(fl, &f.Gaussian)
+	fl.StringVar(&f.Dataset, "dataset", "mnist", "dataset: mnist (IDX files in --data-dir), or synthetic (random data of MNIST shape, for throughput measurements)")
+	fl.StringVar(&f.DataDir, "data-dir", "", "`DIR` holding the dataset (for mnist: shuffledp data fetch mnist fills "+data.DefaultMNISTDir+")")
+	fl.StringVar(&f.Model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1: ReLU, 32 filters in conv2), cnn-tanh (the authors' network: tanh, 16 filters, d = 13,706), mlp or logreg")
+	fl.IntVar(&f.Clients, "clients", 60000, "n: number of clients, each holding one training example (the first n)")
+	fl.IntVar(&f.Sample, "sample", 10000, "k: clients sampled without replacement per round")
+	fl.StringVar(&f.Randomizer, "randomizer", "rinf", "local randomizer: none (non-private baseline), rinf, r1, r2, privunit (the R_2 arXiv Fig. 5(b) names), djw (Duchi-Jordan-Wainwright l2, the R_2 of the authors' code), gaussian (each client adds N(0, C^2 sigma^2 I): DP-SGD in the shuffle model) or central-gaussian (the central-DP baseline; see Gaussian runs below)")
+	fl.StringVar(&f.ClipNorm, "clip-norm", "", "clipping norm l1, l2 or linf (default: linf for rinf, l1 for r1, l2 for r2 and none)")
+	fl.Float64Var(&f.Clip, "clip", 0.01, "clipping radius C: g <- g / max(1, ||g||_p / C)")
+	fl.StringVar(&f.LinfClip, "linf-clip", "scale", "with --clip-norm linf: scale (Algorithm 1: g / max(1, ||g||_inf/C)) or clamp (each coordinate into [-C, C])")
+	fl.Float64Var(&f.Eps0, "eps0", 1.5, "local DP parameter of the randomizer")
+	fl.Float64Var(&f.Delta, "delta", 1e-5, "delta of the reported (epsilon, delta)-DP guarantee (account's default is 1e-8: pass it --delta 1e-5 to compare)")
+	fl.Float64Var(&f.Epochs, "epochs", 200, "epochs to train (an epoch is clients/sample rounds; fractions allowed)")
+	fl.StringVar(&f.LR, "lr", "0.3,70:0.18", "learning-rate schedule: RATE[,EPOCH:RATE...], e.g. 0.3,70:0.18")
+	fl.Uint64Var(&f.Seed, "seed", 1, "seed of every random choice (simulation only)")
 	fl.StringVar(&f.state, "state", "", "state directory of the run (`DIR`; its parent must exist): durable privacy ledger, checkpoint, metrics, lock. A rerun with the same flags resumes; different flags are refused")
 	fl.StringVar(&f.metrics, "metrics", "", "write one JSON object per evaluation to this JSONL `FILE` (default with --state: DIR/metrics.jsonl)")
-	fl.Float64Var(&f.targetEps, "target-epsilon", 0, "stop before the round that would make epsilon exceed this (0 = no target)")
-	fl.IntVar(&f.evalEvery, "eval-every", 0, "evaluate every this many rounds (0 = once per epoch)")
+	fl.Float64Var(&f.TargetEpsilon, "target-epsilon", 0, "stop before the round that would make epsilon exceed this (0 = no target)")
+	fl.IntVar(&f.EvalEvery, "eval-every", 0, "evaluate every this many rounds (0 = once per epoch)")
 	fl.StringVar(&f.checkpoint, "checkpoint", "", "removed: use --state")
 	fl.StringVar(&f.resume, "resume", "", "removed: use --state")
 	fl.MarkHidden("checkpoint")
 	fl.MarkHidden("resume")
-	fl.Float64Var(&f.project, "project-radius", 0, "project the parameters onto the l2 ball of this radius after every step (0 = no projection)")
-	fl.IntVar(&f.workers, "workers", 0, "goroutines computing client gradients (0 = GOMAXPROCS; results do not depend on it)")
-	fl.BoolVar(&f.cryptoNoise, "crypto-noise", false, "draw client randomizer noise from crypto/rand (not reproducible)")
+	fl.Float64Var(&f.ProjectRadius, "project-radius", 0, "project the parameters onto the l2 ball of this radius after every step (0 = no projection)")
+	fl.IntVar(&f.Workers, "workers", 0, "goroutines computing client gradients (0 = GOMAXPROCS; results do not depend on it)")
+	fl.BoolVar(&f.CryptoNoise, "crypto-noise", false, "draw client randomizer noise from crypto/rand (not reproducible)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar on stderr")
-	fl.IntVar(&f.testSize, "test-size", 0, "evaluate on the first this many test examples (0 = all)")
-	fl.IntVar(&f.validation, "validation", 0, "tune honestly: hold out this many training examples (a fixed random split), train on the rest and evaluate on them instead of the test set, which is then never evaluated; metrics say eval_set \"validation\" (0 = off)")
-	fl.StringVar(&f.optimizer, "optimizer", server.OptimizerSGD, "server optimizer (privacy-free post-processing): sgd (Algorithm 1), momentum (heavy ball: v = mu v + g, step lr v), nesterov (step lr (g + mu v)) or adam")
-	fl.Float64Var(&f.momentum, "momentum", 0.9, "mu of --optimizer momentum and nesterov, in [0, 1)")
-	fl.StringVar(&f.adamBetas, "adam-betas", "0.9,0.999", "`B1,B2` of --optimizer adam, each in [0, 1)")
-	fl.Float64Var(&f.adamEps, "adam-eps", 1e-8, "epsilon of --optimizer adam (added to the root of the second moment), > 0")
-	fl.Float64Var(&f.ema, "ema", 0, "`DECAY` in [0, 1) of an exponential moving average of the parameters (debiased), evaluated beside them (test_accuracy_ema); 0 = off")
-	fl.Float64Var(&f.lrWarmup, "lr-warmup", 0, "linear learning-rate warm-up over the first this many `EPOCHS` (fractions allowed; 0 = none)")
-	fl.StringVar(&f.lrDecay, "lr-decay", training.DecayNone, "learning-rate decay on top of --lr: none, cosine:END[:MIN] (to MIN times the rate at epoch END) or step:EVERY:GAMMA (times GAMMA every EVERY epochs)")
+	fl.IntVar(&f.TestSize, "test-size", 0, "evaluate on the first this many test examples (0 = all)")
+	fl.IntVar(&f.Validation, "validation", 0, "tune honestly: hold out this many training examples (a fixed random split), train on the rest and evaluate on them instead of the test set, which is then never evaluated; metrics say eval_set \"validation\" (0 = off)")
+	fl.StringVar(&f.Optimizer, "optimizer", server.OptimizerSGD, "server optimizer (privacy-free post-processing): sgd (Algorithm 1), momentum (heavy ball: v = mu v + g, step lr v), nesterov (step lr (g + mu v)) or adam")
+	fl.Float64Var(&f.Momentum, "momentum", 0.9, "mu of --optimizer momentum and nesterov, in [0, 1)")
+	fl.StringVar(&f.AdamBetas, "adam-betas", "0.9,0.999", "`B1,B2` of --optimizer adam, each in [0, 1)")
+	fl.Float64Var(&f.AdamEps, "adam-eps", 1e-8, "epsilon of --optimizer adam (added to the root of the second moment), > 0")
+	fl.Float64Var(&f.EMA, "ema", 0, "`DECAY` in [0, 1) of an exponential moving average of the parameters (debiased), evaluated beside them (test_accuracy_ema); 0 = off")
+	fl.Float64Var(&f.LRWarmup, "lr-warmup", 0, "linear learning-rate warm-up over the first this many `EPOCHS` (fractions allowed; 0 = none)")
+	fl.StringVar(&f.LRDecay, "lr-decay", training.DecayNone, "learning-rate decay on top of --lr: none, cosine:END[:MIN] (to MIN times the rate at epoch END) or step:EVERY:GAMMA (times GAMMA every EVERY epochs)")
 	fl.StringVar(&f.preset, "preset", "", "set the paper's stated setting (see Presets above): neurips21-fig3 or neurips21-fig6; flags given explicitly win")
 }
 
 // loadTrainData returns the training and test sets named by --dataset
 // (data.Load).
 func loadTrainData(f *trainFlags) (train, test *data.Dataset, err error) {
-	return data.Load(data.Spec{Name: f.dataset, Dir: f.dataDir, Clients: f.clients, Validation: f.validation, TestSize: f.testSize, Seed: f.seed})
+	return data.Load(f.DataSpec())
 }
 
 // commandPath returns the subcommand path and the arguments as given
@@ -140,69 +120,26 @@ func commandPath(cmd *cobra.Command) []string {
 	return append(path, args...)
 }
 
-// trainMayDiffer are the flags that may change when a run resumes: they
-// affect neither the privacy accounting nor the random stream.
-var trainMayDiffer = []string{"workers", "no-progress", "eval-every", "epochs", "target-epsilon", "test-size"}
-
-// trainLaterFlags were added after state directories existed: they are
-// part of a run's identity only when they differ from their default, so a
-// run started by an earlier build (which has none of them) resumes under
-// the defaults, which reproduce it bit for bit.
-var trainLaterFlags = map[string]bool{"optimizer": true, "momentum": true, "adam-betas": true, "adam-eps": true,
-	"ema": true, "lr-warmup": true, "lr-decay": true,
-	"sigma": true, "client-sigma": true, "participation": true, "rate": true, "noise-sum": true}
-
 // trainRunFlags returns every flag of the train command (set or default)
 // as name → value, the run's identity in its state directory. --preset is
-// not part of it: the values it set are. The adjacency is cfg's (the
-// default filled in), and part of the identity only when it differs from
-// the relation a run started before --adjacency existed was accounted
-// for (zero-out; add-remove for central-gaussian; replace-one for the
-// eps0-LDP randomizers): such a run resumes with --adjacency zero-out,
-// and without it (replace-one now) it is refused, naming --adjacency.
+// not part of it: the values it set are; the adjacency is, when
+// training.Config.IdentityAdjacency says so.
 func trainRunFlags(cmd *cobra.Command, cfg training.Config) map[string]string {
 	m := map[string]string{}
-	if legacy := (event.Event{Mechanism: cfg.RoundEvent().Mechanism}).EffectiveAdjacency(); cfg.Adjacency != "" && legacy != "" && cfg.Adjacency != legacy {
-		m["adjacency"] = cfg.Adjacency
+	if adj, ok := cfg.IdentityAdjacency(); ok {
+		m["adjacency"] = adj
 	}
 	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
 		switch fl.Name {
 		case "state", "checkpoint", "resume", "help", "preset", "adjacency":
 			return
 		}
-		if trainLaterFlags[fl.Name] && fl.Value.String() == fl.DefValue {
+		if training.LaterFlags[fl.Name] && fl.Value.String() == fl.DefValue {
 			return
 		}
 		m[fl.Name] = fl.Value.String()
 	})
 	return m
-}
-
-// trainOptimizer returns the server optimizer of the flags; the
-// parameters of another optimizer are refused when given explicitly.
-func trainOptimizer(fs *pflag.FlagSet, f *trainFlags) (server.Optimizer, error) {
-	o := server.Optimizer{Name: f.optimizer}
-	changed := func(name string) bool { return fs.Lookup(name).Changed }
-	switch o.Kind() {
-	case server.OptimizerMomentum, server.OptimizerNesterov:
-		o.Momentum = f.momentum
-	case server.OptimizerAdam:
-		b1, b2, ok := strings.Cut(f.adamBetas, ",")
-		var err1, err2 error
-		o.Beta1, err1 = strconv.ParseFloat(strings.TrimSpace(b1), 64)
-		o.Beta2, err2 = strconv.ParseFloat(strings.TrimSpace(b2), 64)
-		if !ok || err1 != nil || err2 != nil {
-			return o, fmt.Errorf("adam-betas must be B1,B2 (e.g. 0.9,0.999), got %q", f.adamBetas)
-		}
-		o.Epsilon = f.adamEps
-	}
-	if k := o.Kind(); k != server.OptimizerMomentum && k != server.OptimizerNesterov && changed("momentum") {
-		return o, fmt.Errorf("momentum applies to --optimizer momentum or nesterov, not %s", f.optimizer)
-	}
-	if o.Kind() != server.OptimizerAdam && (changed("adam-betas") || changed("adam-eps")) {
-		return o, fmt.Errorf("adam-betas and adam-eps apply to --optimizer adam, not %s", f.optimizer)
-	}
-	return o, o.Validate()
 }
 
 // trainConfig applies --preset and returns the validated training
@@ -213,40 +150,7 @@ func trainConfig(cmd *cobra.Command, f *trainFlags) (training.Config, error) {
 			return training.Config{}, err
 		}
 	}
-	sched, err := training.ParseLRSchedule(f.lr)
-	if err != nil {
-		return training.Config{}, err
-	}
-	decay, err := training.ParseLRDecay(f.lrDecay)
-	if err != nil {
-		return training.Config{}, err
-	}
-	opt, err := trainOptimizer(cmd.Flags(), f)
-	if err != nil {
-		return training.Config{}, err
-	}
-	if f.linfClip != "scale" && f.linfClip != "clamp" {
-		return training.Config{}, fmt.Errorf("linf-clip must be scale or clamp, got %q", f.linfClip)
-	}
-	cfg := training.Config{
-		ClampLinf: f.linfClip == "clamp",
-		Clients:   f.clients, Sample: f.sample, Randomizer: f.randomizer, ClipNorm: f.clipNorm,
-		Clip: f.clip, Eps0: f.eps0, Delta: f.delta, Epochs: f.epochs, LR: sched, Seed: f.seed,
-		LRWarmup: f.lrWarmup, LRDecay: decay, Optimizer: opt, EMA: f.ema,
-		TargetEpsilon: f.targetEps, EvalEvery: f.evalEvery, ProjectRadius: f.project,
-		Workers: f.workers, CryptoNoise: f.cryptoNoise,
-		Command: append([]string{"shuffledp"}, commandPath(cmd)...),
-	}
-	if f.validation > 0 {
-		cfg.EvalSet = "validation"
-	}
-	if err := cfg.ApplyGaussian(f.gauss, cmd.Flags().Changed); err != nil {
-		return training.Config{}, err
-	}
-	if err := cfg.Validate(); err != nil { // before loading 400 MB of data
-		return training.Config{}, err
-	}
-	return cfg, nil
+	return f.Options.Config(cmd.Flags().Changed, append([]string{"shuffledp"}, commandPath(cmd)...))
 }
 
 func runTrain(cmd *cobra.Command, f *trainFlags) error {
@@ -285,11 +189,11 @@ func trainRunConfig(cmd *cobra.Command, f *trainFlags) (training.Config, error) 
 	if err != nil {
 		return cfg, err
 	}
-	if f.testSize < 0 {
-		return cfg, fmt.Errorf("test-size must be >= 0, got %d", f.testSize)
+	if f.TestSize < 0 {
+		return cfg, fmt.Errorf("test-size must be >= 0, got %d", f.TestSize)
 	}
-	if f.validation < 0 {
-		return cfg, fmt.Errorf("validation must be >= 0, got %d", f.validation)
+	if f.Validation < 0 {
+		return cfg, fmt.Errorf("validation must be >= 0, got %d", f.Validation)
 	}
 	return cfg, nil
 }
@@ -311,7 +215,7 @@ func openTrainOutputs(cmd *cobra.Command, f *trainFlags, cfg *training.Config) (
 	if f.state != "" {
 		var err error
 		out.session, err = training.OpenSession(commandContext(cmd), statedir.SessionConfig{
-			Dir: f.state, Flags: trainRunFlags(cmd, *cfg), MayDiffer: trainMayDiffer, Metrics: f.metrics,
+			Dir: f.state, Flags: trainRunFlags(cmd, *cfg), MayDiffer: training.ResumableFlags, Metrics: f.metrics,
 		}, cfg)
 		return out, err
 	}
@@ -347,11 +251,11 @@ func newTrainTrainer(f *trainFlags, cfg training.Config, out *trainOutputs) (*tr
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.New(f.model, train.Dim, train.Classes)
+	m, err := model.New(f.Model, train.Dim, train.Classes)
 	if err != nil {
 		return nil, err
 	}
-	m.Init(model.NewInitRNG(f.seed))
+	m.Init(model.NewInitRNG(f.Seed))
 	var opts []training.Option
 	if out.session != nil {
 		opts = training.SessionOptions(out.session)

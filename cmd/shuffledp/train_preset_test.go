@@ -172,7 +172,7 @@ func TestTrainPostProcessing(t *testing.T) {
 	if out, err := runTrainCmd(t, append(append([]string{}, small...), "--epochs", "0.5", "--state", plain)...); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for fl := range trainLaterFlags {
+	for fl := range training.LaterFlags {
 		if _, ok := manifest(plain)[fl]; ok {
 			t.Errorf("a run at the defaults records --%s", fl)
 		}

@@ -59,7 +59,7 @@ func newUpCmd() *cobra.Command {
 				}
 				args = append(args, "--"+fl.Name+"="+fl.Value.String())
 			})
-			workers := f.workers
+			workers := f.Workers
 			if workers == 0 {
 				workers = 1
 			}
@@ -73,7 +73,7 @@ func newUpCmd() *cobra.Command {
 			parent := commandContext(cmd)
 			ctx, stop := signalContext(parent)
 			defer stop()
-			err = cluster.Up(ctx, cluster.Config{Exe: exe, State: f.state, TrainArgs: args, Clients: f.clients, DataDir: f.dataDir,
+			err = cluster.Up(ctx, cluster.Config{Exe: exe, State: f.state, TrainArgs: args, Clients: f.Clients, DataDir: f.DataDir,
 				ClientProcesses: procs, Workers: workers, RoundTimeout: roundTimeout, Stderr: cmd.ErrOrStderr(),
 				Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Adjacency: upShufflerAdjacency(tc), Metrics: prometheus,
 				ReleaseWhenComplete: whenComplete, MinConnected: minConnected, Dropout: dropout})
