@@ -167,6 +167,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		return err
 	}
 	workers := map[uint8][]*poolWorker{} // by key id: a client.Client seals to one key
+	sealers := map[uint8]*protocol.HPKESealer{}
 	workersFor := func(id uint8) ([]*poolWorker, error) {
 		if ws := workers[id]; ws != nil {
 			return ws, nil
@@ -183,6 +184,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		if err != nil {
 			return nil, err
 		}
+		sealers[id] = sealer
 		ws := make([]*poolWorker, p.cfg.Workers)
 		for i := range ws {
 			m, err := model.New(run.Model, ds.Dim, ds.Classes)
@@ -218,6 +220,34 @@ func (p *ClientPool) Run(ctx context.Context) error {
 	req := &pb.WorkRequest{Run: run.Run}
 	for c := p.cfg.Lo; c < p.cfg.Hi; c++ {
 		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: p.cfg.Credentials.Token(c)})
+	}
+	// Between rounds the pool sets up, for the key of the last round, as
+	// many HPKE sender contexts as it sent reports then (the KEM half of
+	// HPKE, independent of the report and the round: HPKESealer.Precompute),
+	// so that the next round's seals do only the AEAD encryption: the
+	// idle time of a device between rounds. One background goroutine at a
+	// time; Run waits for it before returning.
+	var precomputing atomic.Bool
+	var background sync.WaitGroup
+	defer background.Wait()
+	precompute := func(s *protocol.HPKESealer, want int) {
+		if s == nil || want <= 0 || !precomputing.CompareAndSwap(false, true) {
+			return
+		}
+		background.Add(1)
+		go func() {
+			defer background.Done()
+			defer precomputing.Store(false)
+			for ctx.Err() == nil {
+				have := s.Precomputed()
+				if have >= want {
+					return
+				}
+				if _, err := s.Precompute(min(64, want-have)); err != nil {
+					return // Seal sets up its own context, and reports the error
+				}
+			}
+		}()
 	}
 	var (
 		work    grpc.ServerStreamingClient[pb.Assignment]
@@ -307,7 +337,9 @@ func (p *ClientPool) Run(ctx context.Context) error {
 				return err
 			}
 			work = nil
+			continue
 		}
+		precompute(sealers[uint8(a.Model.KeyId)], len(clients))
 	}
 }
 

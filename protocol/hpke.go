@@ -73,8 +73,9 @@ var ErrOpen = errors.New("report does not open")
 // padding (ISO/IEC 7816-4 style) is removable without knowing the report's
 // length, so reports shorter than L are sealed to the same length.
 //
-// An HPKESealer is safe for concurrent use; every Seal sets up a fresh HPKE
-// context (a fresh ephemeral key) and a fresh report ID.
+// An HPKESealer is safe for concurrent use; every Seal uses a fresh HPKE
+// context (a fresh ephemeral key: one set up by Precompute, or its own)
+// and a fresh report ID.
 type HPKESealer struct {
 	config     KeyConfig
 	suite      suite
@@ -83,6 +84,74 @@ type HPKESealer struct {
 	// padded recycles the padded-plaintext buffers (reportSize+1 bytes),
 	// which matter for reports of many kilobytes.
 	padded sync.Pool
+	// ready holds senders set up ahead by Precompute; each is taken out
+	// under mu by exactly one Seal.
+	mu    sync.Mutex
+	ready []presender
+}
+
+// presender is an HPKE sender context set up ahead of its report: the
+// encapsulated key and the context of one fresh ephemeral key.
+type presender struct {
+	enc []byte
+	ctx *hpke.Sender
+}
+
+// MaxPrecomputed bounds the senders an HPKESealer holds ready (each
+// holds an AEAD context and its 32-byte encapsulated key).
+const MaxPrecomputed = 1 << 16
+
+// Precompute sets up to n more HPKE sender contexts ahead of Seal (at most
+// MaxPrecomputed held), so that a later Seal does only the report's AEAD
+// encryption: the KEM half of HPKE (an X25519 key generation and
+// Diffie-Hellman, the key schedule) moves off the critical path, e.g. to
+// a client's idle time between rounds. It returns how many are ready.
+//
+// This changes nothing a sealed report reveals: the sender context is
+// hpke.NewSender(public key, KDF, AEAD, info) with the run-independent
+// info of every envelope, so it depends on neither the report, nor the
+// round, nor the binding (all of which enter through the associated data
+// at Seal); each precomputed context is taken out of the sealer by exactly
+// one Seal and used for that one report, so no two envelopes share an
+// ephemeral key, exactly as when Seal sets up its own.
+func (s *HPKESealer) Precompute(n int) (int, error) {
+	s.mu.Lock()
+	n = min(n, MaxPrecomputed-len(s.ready))
+	s.mu.Unlock()
+	made := make([]presender, 0, max(n, 0))
+	for range n {
+		enc, ctx, err := hpke.NewSender(s.pk, s.suite.kdf, s.suite.aead, hpkeInfo)
+		if err != nil {
+			return s.Precomputed(), fmt.Errorf("precompute: %w", err)
+		}
+		made = append(made, presender{enc: enc, ctx: ctx})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ready = append(s.ready, made[:min(len(made), MaxPrecomputed-len(s.ready))]...)
+	return len(s.ready), nil
+}
+
+// Precomputed is the number of sender contexts Precompute holds ready.
+func (s *HPKESealer) Precomputed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ready)
+}
+
+// sender returns a precomputed sender context, taken out of the sealer,
+// or sets up a fresh one.
+func (s *HPKESealer) sender() ([]byte, *hpke.Sender, error) {
+	s.mu.Lock()
+	if n := len(s.ready); n > 0 {
+		p := s.ready[n-1]
+		s.ready[n-1] = presender{}
+		s.ready = s.ready[:n-1]
+		s.mu.Unlock()
+		return p.enc, p.ctx, nil
+	}
+	s.mu.Unlock()
+	return hpke.NewSender(s.pk, s.suite.kdf, s.suite.aead, hpkeInfo)
 }
 
 // NewHPKESealer returns a sealer to the server key config for reports of at
@@ -138,7 +207,7 @@ func (s *HPKESealer) Seal(b Binding, report []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	enc, ctx, err := hpke.NewSender(s.pk, s.suite.kdf, s.suite.aead, hpkeInfo)
+	enc, ctx, err := s.sender()
 	if err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
 	}
