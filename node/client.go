@@ -226,10 +226,12 @@ func (p *ClientPool) Run(ctx context.Context) error {
 	// HPKE, independent of the report and the round: HPKESealer.Precompute),
 	// so that the next round's seals do only the AEAD encryption: the
 	// idle time of a device between rounds. One background goroutine at a
-	// time; Run waits for it before returning.
+	// time; Run stops it and waits for it before returning.
 	var precomputing atomic.Bool
 	var background sync.WaitGroup
 	defer background.Wait()
+	bgCtx, bgCancel := context.WithCancel(ctx)
+	defer bgCancel() // runs before the Wait: a precomputation stops when Run returns
 	precompute := func(s *protocol.HPKESealer, want int) {
 		if s == nil || want <= 0 || !precomputing.CompareAndSwap(false, true) {
 			return
@@ -238,7 +240,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		go func() {
 			defer background.Done()
 			defer precomputing.Store(false)
-			for ctx.Err() == nil {
+			for bgCtx.Err() == nil {
 				have := s.Precomputed()
 				if have >= want {
 					return
