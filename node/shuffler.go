@@ -963,6 +963,9 @@ func (s *Shuffler) accept(chunk *pb.ReportChunk, rep *pb.Report) (Reason, bool) 
 	}
 	r.ids[h.ReportID] = struct{}{}
 	r.accepted++
+	if s.dummies != nil {
+		s.dummies.delivered(r.id, s.svc.Slot(int(rep.Client)))
+	}
 	s.stats.add(func(st *Stats) { st.Accepted++ })
 	s.cfg.Metrics.ReportAccepted()
 	if r.checkIn {
@@ -1073,6 +1076,23 @@ type roundDummies struct {
 	keyID  uint8
 	pre    [][]byte
 	issued [][protocol.ReportIDSize]byte // ids of the dummies handed out for round
+	// got marks the slots whose client delivered: their precomputed dummy
+	// is dropped (made anyway, so the work per round is constant; dropped
+	// so the round holds about k reports, not 2k).
+	got []bool
+}
+
+// delivered records that the client of slot delivered in round id.
+func (d *roundDummies) delivered(id int64, slot int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if id != d.round || slot < 0 || slot >= len(d.got) {
+		return
+	}
+	d.got[slot] = true
+	if slot < len(d.pre) {
+		d.pre[slot] = nil
+	}
 }
 
 // issuedIDs returns the report ids of the dummies handed out for the
@@ -1121,6 +1141,7 @@ func (d *roundDummies) maker(id uint8) (*shuffler.DummyReports, error) {
 func (d *roundDummies) set(r protocol.Round, id uint8) {
 	d.mu.Lock()
 	d.round, d.keyID, d.pre, d.issued = r.ID, id, nil, nil
+	d.got = make([]bool, d.run.PerRound)
 	d.mu.Unlock()
 }
 
@@ -1138,6 +1159,11 @@ func (d *roundDummies) precompute(r protocol.Round, count int) {
 	}
 	d.mu.Lock()
 	if d.round == r.ID {
+		for slot, got := range d.got {
+			if got && slot < len(pre) {
+				pre[slot] = nil
+			}
+		}
 		d.pre = pre
 	}
 	d.mu.Unlock()

@@ -217,6 +217,18 @@ func (s *Service) Sampled() []int {
 	return s.sample
 }
 
+// Slot returns client's slot in the open round (its position in Sampled),
+// or -1 if no round is open, the client is not sampled, or the round is a
+// check-in round.
+func (s *Service) Slot(client int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open || s.checkIn || client < 0 || client >= len(s.slotOf) {
+		return -1
+	}
+	return int(s.slotOf[client])
+}
+
 // Submit accepts the sealed report of client for round. The service keeps
 // sealed itself (no copy: the caller hands it over and must not modify it
 // afterwards). It refuses a report when no round is open, for another
