@@ -53,11 +53,11 @@ func (e Event) EffectiveAdjacency() string {
 	switch {
 	case e.Adjacency != "":
 		return e.Adjacency
-	case isGaussian(e.Mechanism):
+	case IsGaussian(e.Mechanism):
 		return AdjacencyZeroOut
 	case e.Mechanism == SampledGaussian:
 		return AdjacencyAddRemove
-	case isLDP(e.Mechanism):
+	case IsLDP(e.Mechanism):
 		return AdjacencyReplaceOne
 	}
 	return ""
@@ -74,10 +74,10 @@ func (e Event) validateAdjacency() error {
 		return fmt.Errorf("--adjacency must be one of %s, got %q", strings.Join(Adjacencies(), ", "), a)
 	}
 	switch {
-	case isLDP(e.Mechanism) && a != AdjacencyReplaceOne:
+	case IsLDP(e.Mechanism) && a != AdjacencyReplaceOne:
 		return fmt.Errorf("--adjacency %s does not apply to --mechanism %s: eps0-LDP reports are bounded for replace-one adjacency (any report's input replaced by any other); omit it or give %s",
 			a, e.Mechanism, AdjacencyReplaceOne)
-	case isGaussian(e.Mechanism) && a == AdjacencyAddRemove:
+	case IsGaussian(e.Mechanism) && a == AdjacencyAddRemove:
 		return fmt.Errorf("--adjacency %s does not apply to --mechanism %s: its bound is for a fixed population of n clients; use %s (any gradient replaced by any other, the default) or %s (replaced by zero, the ICLR'23 paper's convention)",
 			a, e.Mechanism, AdjacencyReplaceOne, AdjacencyZeroOut)
 	case e.Mechanism == SampledGaussian && a == AdjacencyReplaceOne:
@@ -110,7 +110,7 @@ func (e Event) validateAdjacency() error {
 // translation holds for sampling k of n and for check-in: which clients
 // report is independent of the data. sigma/2 is exact in float64.
 func (e Event) unitSensitivity() Event {
-	if isGaussian(e.Mechanism) && e.Adjacency == AdjacencyReplaceOne {
+	if IsGaussian(e.Mechanism) && e.Adjacency == AdjacencyReplaceOne {
 		e.Sigma /= 2
 	}
 	e.Adjacency = ""

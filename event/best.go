@@ -143,7 +143,7 @@ func approxDPRoute(events []Composed, delta float64) (RouteResult, string, error
 		if c.Count == 0 {
 			continue
 		}
-		if !isLDP(c.Event.Mechanism) {
+		if !IsLDP(c.Event.Mechanism) {
 			return RouteResult{}, fmt.Sprintf("no approximate-DP baseline for %s", c.Event.Mechanism), nil
 		}
 		if steps > 0 && c.Event != e {

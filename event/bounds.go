@@ -29,9 +29,9 @@ type Bound struct {
 // appears here.
 func (e Event) Bounds() []Bound {
 	switch {
-	case isLDP(e.Mechanism):
+	case IsLDP(e.Mechanism):
 		return slices.Clone(ldpBounds(e.Mechanism))
-	case isGaussian(e.Mechanism):
+	case IsGaussian(e.Mechanism):
 		return gaussianBounds(e.Mechanism)
 	case e.Mechanism == SampledGaussian:
 		return sampledGaussianBounds()
@@ -83,7 +83,7 @@ func (e Event) Curve(bound string) (accounting.RDP, error) {
 	if bound == "" {
 		bound = accounting.BoundBest
 	}
-	if isGaussian(e.Mechanism) {
+	if IsGaussian(e.Mechanism) {
 		return gaussianCurve(e.unitSensitivity(), bound)
 	}
 	if e.Mechanism == SampledGaussian {

@@ -88,7 +88,7 @@ func CertifiedInterval(events []Composed, delta float64) (Certified, error) {
 		return c, nil
 	}
 	for _, e := range events {
-		if e.Count > 0 && !isLDP(e.Event.Mechanism) {
+		if e.Count > 0 && !IsLDP(e.Event.Mechanism) {
 			return Certified{}, fmt.Errorf("%s: %w", e.Event, ErrNoCertifiedLower)
 		}
 	}

@@ -174,7 +174,7 @@ func AccountCurves(events []Composed, curves []accounting.RDP, bound string, del
 				winners = append(winners, w)
 			}
 		}
-		if isGaussian(events[i].Event.Mechanism) && w != BoundGaussianCor1 {
+		if IsGaussian(events[i].Event.Mechanism) && w != BoundGaussianCor1 {
 			res.Assumption = Assumption
 		}
 	}
@@ -198,7 +198,7 @@ func compose(events []Composed, curves []accounting.RDP, orders []float64, delta
 		if events[i].Count == 0 {
 			continue
 		}
-		if isGaussian(events[i].Event.Mechanism) {
+		if IsGaussian(events[i].Event.Mechanism) {
 			warmUp(c, orders)
 		}
 		if err := acct.Compose64(c, events[i].Count); err != nil {

@@ -77,8 +77,10 @@ type Composed struct {
 // (and such a sigma spends an epsilon beyond 1e200 per round anyway).
 const MinSigma = 1e-100
 
-// isGaussian reports whether m is one of the shuffle Gaussian mechanisms.
-func isGaussian(m string) bool {
+// IsGaussian reports whether m is one of the shuffle Gaussian mechanisms
+// (ShuffleGaussian, SubsampledShuffleGaussian, CheckinGaussian): noise
+// multiplier sigma, no eps0.
+func IsGaussian(m string) bool {
 	switch m {
 	case ShuffleGaussian, SubsampledShuffleGaussian, CheckinGaussian:
 		return true
@@ -86,8 +88,10 @@ func isGaussian(m string) bool {
 	return false
 }
 
-// isLDP reports whether m is one of the eps0-LDP shuffle mechanisms.
-func isLDP(m string) bool { return m == Shuffle || m == SubsampledShuffle }
+// IsLDP reports whether m is one of the eps0-LDP shuffle mechanisms
+// (Shuffle, SubsampledShuffle): those with eps0-LDP reports, and so with the
+// approximate-DP baselines.
+func IsLDP(m string) bool { return m == Shuffle || m == SubsampledShuffle }
 
 // Validate checks the parameters of e. Errors name the parameter as the
 // shuffledp flag (--n, --k, --eps0, --sigma, --rate, --mechanism,
@@ -99,7 +103,7 @@ func (e Event) Validate() error {
 		}
 		return e.validateAdjacency()
 	}
-	if !isLDP(e.Mechanism) && !isGaussian(e.Mechanism) {
+	if !IsLDP(e.Mechanism) && !IsGaussian(e.Mechanism) {
 		return fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(Mechanisms(), ", "), e.Mechanism)
 	}
 	if err := e.validateAdjacency(); err != nil {
@@ -109,7 +113,7 @@ func (e Event) Validate() error {
 		return fmt.Errorf("--n must be >= 1, got %d", e.N)
 	}
 	m := e.Mechanism
-	if isLDP(m) {
+	if IsLDP(m) {
 		if math.IsNaN(e.Eps0) || math.IsInf(e.Eps0, 0) || e.Eps0 < 0 {
 			return fmt.Errorf("--eps0 must be a finite number >= 0, got %g", e.Eps0)
 		}
@@ -204,7 +208,7 @@ func (e Event) String() string {
 	if e.Rate != 0 {
 		add("rate", g(e.Rate))
 	}
-	if isLDP(e.Mechanism) || e.Eps0 != 0 {
+	if IsLDP(e.Mechanism) || e.Eps0 != 0 {
 		add("eps0", g(e.Eps0))
 	}
 	if e.Sigma != 0 {

@@ -152,7 +152,7 @@ func TestBounds(t *testing.T) {
 				t.Errorf("%s: %s: Lower %v, curve says %v", e, b.Name, b.Lower, accounting.IsLower(c))
 			}
 		}
-		if !isLDP(e.Mechanism) {
+		if !IsLDP(e.Mechanism) {
 			continue
 		}
 		var want []string

@@ -68,7 +68,7 @@ func PLD(events []Composed, delta float64) (PLDResult, error) {
 		}
 		e, steps := c.Event, int(c.Count)
 		switch {
-		case isLDP(e.Mechanism):
+		case IsLDP(e.Mechanism):
 			if e.Eps0 == 0 {
 				continue // the output does not depend on the data
 			}
@@ -101,5 +101,5 @@ func PLD(events []Composed, delta float64) (PLDResult, error) {
 
 // hasPLD reports whether e's mechanism has a dominating pair in package pld.
 func hasPLD(e Event) bool {
-	return isLDP(e.Mechanism) || e.Mechanism == SampledGaussian
+	return IsLDP(e.Mechanism) || e.Mechanism == SampledGaussian
 }

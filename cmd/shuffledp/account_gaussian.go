@@ -1,21 +1,9 @@
 package main
 
-import "github.com/shuffledp/shuffledp/event"
-
 // Help for the shuffle Gaussian mechanisms of `shuffledp account` (their
 // events, bounds, order grids and the Thm 1 assumption are package
 // event's; ICLR'23 submission "Shuffle Gaussian mechanism for differential
 // privacy").
-
-// isGaussianMechanism reports whether name is one of the shuffle Gaussian
-// mechanisms.
-func isGaussianMechanism(name string) bool {
-	switch name {
-	case event.ShuffleGaussian, event.SubsampledShuffleGaussian, event.CheckinGaussian:
-		return true
-	}
-	return false
-}
 
 const gaussianAccountHelp = `
 Shuffle Gaussian mechanisms (ICLR'23 submission "Shuffle Gaussian mechanism for

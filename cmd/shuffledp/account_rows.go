@@ -22,7 +22,7 @@ func (req accountRequest) event() event.Event {
 		return e
 	}
 	e := event.Event{Mechanism: req.Mechanism, N: req.N, Sigma: req.Sigma, Rate: req.Rate}
-	if isGaussianMechanism(req.Mechanism) || req.Adjacency != "" {
+	if event.IsGaussian(req.Mechanism) || req.Adjacency != "" {
 		e.Adjacency = req.adjacency()
 	}
 	switch {
@@ -43,12 +43,6 @@ func (req accountRequest) adjacency() string {
 	return event.DefaultAdjacency(req.Mechanism)
 }
 
-// isLDPMechanism reports whether the mechanism takes eps0-LDP reports (and
-// so has the approximate-DP baselines).
-func isLDPMechanism(name string) bool {
-	return name == event.Shuffle || name == event.SubsampledShuffle
-}
-
 // accountBoundNames lists every --bound value for the event's mechanism:
 // its RDP bounds, the approximate-DP baselines that apply to it, and "all".
 func accountBoundNames(e event.Event) []string {
@@ -64,7 +58,7 @@ func accountBoundNames(e event.Event) []string {
 	if e.Mechanism == event.Shuffle || e.Mechanism == event.SubsampledShuffle || e.Mechanism == event.SampledGaussian {
 		names = append(names, event.BoundPLD)
 	}
-	if isLDPMechanism(e.Mechanism) {
+	if event.IsLDP(e.Mechanism) {
 		names = append(names, boundCertified)
 	}
 	names = append(names, boundRDPBest, boundBestNoPLD)
@@ -106,7 +100,7 @@ func accountRows(req accountRequest) (rows []accountRow, skipped []string, err e
 		return []accountRow{r}, nil, nil
 	}
 	if req.Bound != "all" {
-		if h, ok := accountExtraBounds[req.Bound]; ok && isLDPMechanism(e.Mechanism) {
+		if h, ok := accountExtraBounds[req.Bound]; ok && event.IsLDP(e.Mechanism) {
 			r, err := h(req)
 			if err != nil {
 				return nil, nil, err
@@ -143,7 +137,7 @@ func accountRows(req accountRequest) (rows []accountRow, skipped []string, err e
 	} else if !errors.Is(err, event.ErrNoDominatingPair) {
 		skipped = append(skipped, fmt.Sprintf("%s skipped for %s: %v", event.BoundPLD, e, err))
 	}
-	if isLDPMechanism(e.Mechanism) {
+	if event.IsLDP(e.Mechanism) {
 		if r, err := certifiedRow(req, e); err == nil {
 			rows = append(rows, r)
 		} else {

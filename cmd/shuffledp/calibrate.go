@@ -152,7 +152,7 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 	if !slices.Contains(event.Mechanisms(), req.Mechanism) {
 		return calibrateOutput{}, fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(event.Mechanisms(), ", "), req.Mechanism)
 	}
-	gauss := isGaussianMechanism(req.Mechanism) || req.Mechanism == event.SampledGaussian
+	gauss := event.IsGaussian(req.Mechanism) || req.Mechanism == event.SampledGaussian
 	switch solve {
 	case solveSigma:
 		if !gauss {
