@@ -79,16 +79,11 @@ type accountRow struct {
 }
 
 // The mechanisms and their RDP bounds are package event's (account_rows.go
-// turns the flags into an event.Event). Extension hook: other files of this
-// package register in init() accountExtraBounds[name], a --bound for the
-// LDP shuffle mechanisms ("shuffle", "subsampled-shuffle") that is not an
-// RDP curve; it returns an error wrapping errNotApplicable when it does not
-// apply to the request (then "all" skips it). The approximate-DP baselines
-// register here (account_baselines.go).
-var (
-	accountExtraBounds = map[string]func(req accountRequest) (accountRow, error){}
-	errNotApplicable   = errors.New("bound does not apply to this mechanism")
-)
+// turns the flags into an event.Event). accountExtraBounds
+// (account_baselines.go) are the --bounds for the LDP shuffle mechanisms
+// that are not RDP curves; one returns an error wrapping errNotApplicable
+// when it does not apply to the request (then "all" skips it).
+var errNotApplicable = errors.New("bound does not apply to this mechanism")
 
 func init() {
 	rootCmd.AddCommand(newAccountCmd())
@@ -145,42 +140,8 @@ func newAccountCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "account",
 		Short: "Bound the (epsilon, delta) spent by rounds of the (subsampled) shuffle model",
-		Long: `account composes a per-round Rényi-DP bound over --steps rounds and converts it
-to (epsilon, delta)-DP (the smaller of the Canonne-Kamath-Steinke and Mironov
-conversions, at the best order of the grid).
-
-Mechanisms:
-  subsampled-shuffle  k of n clients sampled per round, eps0-LDP reports, shuffled
-  shuffle             all n clients report, shuffled (--k is ignored)
-` + accountMechanismHelp() + `
-Bounds for the LDP mechanisms (RDP unless noted):
-` + ldpBoundHelp() + accountExtraBoundHelp() + `
-"best" is the smallest epsilon over every valid route at --delta: the RDP
-bounds (converted), the approximate-DP baselines (identical rounds of the LDP
-mechanisms) and PLD; the winner is named, and --json lists every route.
-
-PLD (privacy loss distributions, numerically tight; --mechanism shuffle,
-subsampled-shuffle by the clone pair, sampled-gaussian; others: no dominating
-pair is implemented):
-  pld        the pessimistic (certified) end of the PLD interval; "best"
-             includes it
-  rdp-best   the RDP route of best alone (best before it compared routes:
-             the RDP curve "best", composed and converted)
-  best-no-pld  best over the RDP and approximate-DP routes only (calibrate's
-             best: a PLD composition costs 0.05 to 2 s an evaluation)
-  certified  the certified interval [lower, upper] and its ratio (LDP
-             mechanisms): upper = best, lower = the exact epsilon of shuffled
-             binary or 3-ary randomized response on a neighbouring pair (PLD,
-             optimistic rounding), a true lower bound on the worst case
-
-Kinds (the "kind" column and JSON field): upper = a guarantee; rdp-lower = a
-lower bound on the RDP curve converted to (epsilon, delta), which bounds what
-the RDP route can certify but NOT the mechanism's epsilon (the conversion only
-over-estimates); certified-lower = the exact epsilon of a concrete mechanism,
-a true lower bound on the worst case.
-With no flags it shows the NeurIPS'21 Fig. 2a setting: n=1e6, k=1000, eps0=2,
-T=1e5, delta=1e-8, every bound side by side.`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("account") + ldpBoundHelp() + accountExtraBoundHelp() + longHelp("account_routes"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req.Given = func(name string) bool { return cmd.Flags().Changed(name) }
 			if !req.Given("bound") && !asJSON {
@@ -245,18 +206,6 @@ func addMechanismFlags(f *pflag.FlagSet, req *accountRequest, ordersSpec *string
 	f.Var(countFlag{&req.Steps}, "steps", "number of rounds T")
 	f.Var(fractionFlag{&req.Delta}, "delta", "target delta in (0,1); a quotient such as 1/60000 is accepted. The default, 1e-8 (the papers' figures), differs from the 1e-5 of train, up and the shuffler (and so of a run's ledger): pass --delta 1e-5 to compare with a run; the output names the delta used")
 	f.StringVar(ordersSpec, "orders", "", `Rényi orders: "lo:hi" (every integer), a comma list, or empty for the mechanism's default grid`)
-}
-
-// accountHelp holds help paragraphs that the files registering extra
-// mechanisms add during package variable initialisation (before init builds
-// the command), e.g. the Gaussian mechanisms and their assumption.
-var accountHelp []string
-
-func accountMechanismHelp() string {
-	if len(accountHelp) == 0 {
-		return ""
-	}
-	return strings.Join(accountHelp, "\n")
 }
 
 // ldpBoundHelp lists the --bound values of the LDP mechanisms

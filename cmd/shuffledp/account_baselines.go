@@ -32,16 +32,13 @@ var baselineMechanisms = map[string][]string{
 	boundFMT20Numeric:  {event.Shuffle},
 }
 
-// Registered during package variable initialisation, before account.go's
-// init builds the help text that lists them (an init function here would
-// run after it).
-var _ = registerBaselines()
-
-func registerBaselines() bool {
-	accountExtraBounds[boundFMT20KOV15] = accountFMT20KOV15
-	accountExtraBounds[boundFMT20Analytic] = accountFMT20Single(approxdp.ShuffleClosedForm)
-	accountExtraBounds[boundFMT20Numeric] = accountFMT20Single(approxdp.ShuffleNumerical)
-	return true
+// accountExtraBounds are the approximate-DP baselines by --bound name: a
+// declared table, complete before any init function builds the help text
+// that lists them.
+var accountExtraBounds = map[string]func(req accountRequest) (accountRow, error){
+	boundFMT20KOV15:    accountFMT20KOV15,
+	boundFMT20Analytic: accountFMT20Single(approxdp.ShuffleClosedForm),
+	boundFMT20Numeric:  accountFMT20Single(approxdp.ShuffleNumerical),
 }
 
 func ldpReports(req accountRequest) int64 {

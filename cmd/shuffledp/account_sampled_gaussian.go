@@ -9,35 +9,7 @@ import (
 
 // The central-DP baseline of `shuffledp account` and `calibrate`: the
 // sampled Gaussian mechanism (package event, curve from package
-// sampledgauss).
-
-const sampledGaussianAccountHelp = `
-Central DP (no shuffler; the DP-SGD baseline of Opacus and TF Privacy):
-  sampled-gaussian  each client is included with probability --rate (Poisson
-                    sampling), the server adds N(0, sigma^2 I) to the sum of
-                    clipped contributions; --rate may be given as --k with
-                    --n (rate = k/n); --n is otherwise only echoed
-Bounds: mtz19 (Mironov, Talwar, Zhang 2019: the exact RDP, every real order;
-no assumption), gaussian-cor1 (no sampling, for comparison), best (default).
-Adjacency: add-remove (default; one record added or removed) or zero-out (one
-record replaced by zero: the same numbers). replace-one is refused: under
-Poisson sampling its pair is not the add-remove pair at sigma/2, and MTZ19's
-curve does not bound it.
-Equal total noise (ICLR'23 Fig. 1): the shuffle-model run
-  --mechanism subsampled-shuffle-gaussian --n N --k B --sigma S
-(each of B clients adds N(0, S^2 I)) adds as much noise in total as
-  --mechanism sampled-gaussian --n N --k B --client-sigma S
-that is, rate B/N and sigma = sqrt(B) S.
-`
-
-// Registered during package variable initialisation, before account.go's
-// init builds the help text.
-var _ = registerSampledGaussianHelp()
-
-func registerSampledGaussianHelp() bool {
-	accountHelp = append(accountHelp, sampledGaussianAccountHelp)
-	return true
-}
+// sampledgauss). The help of the Gaussian mechanisms is help/account.txt.
 
 // checkClientSigma refuses --client-sigma outside sampled-gaussian, next to
 // --sigma, or without --k (the number of clients whose noise it sums).

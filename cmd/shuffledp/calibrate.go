@@ -76,32 +76,7 @@ func newCalibrateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Solve for sigma, steps, eps0 or k so that the (epsilon, delta) spent meets a target",
-		Long: `calibrate finds, for a target (--epsilon, --delta), the value of one parameter
-(--solve) at which ` + "`shuffledp account`" + ` with the same flags reports an epsilon
-<= the target, and the best such value:
-
-  --solve sigma  the smallest noise multiplier (Gaussian mechanisms)
-  --solve steps  the largest number of rounds T (every mechanism)
-  --solve eps0   the largest LDP parameter eps0 (shuffle, subsampled-shuffle)
-  --solve k      the largest number of clients sampled per round at fixed n
-                 (subsampled-shuffle, subsampled-shuffle-gaussian; epsilon is
-                 non-decreasing in k)
-  --solve rate   the largest check-in probability (checkin-gaussian) or
-                 Poisson sampling rate (sampled-gaussian)
-
-The other flags are those of account (--mechanism, --bound, --n, --k, --rate,
---eps0, --sigma, --adjacency, --steps, --orders); --bound all is not allowed,
-lower bounds are refused. --bound best (the default) calibrates against the
-smaller of the RDP route and the approximate-DP baselines (reported as
-best-no-pld); --bound pld against the PLD route (tighter, 0.05 to 2 s an
-evaluation). The Gaussian mechanisms are calibrated for
---adjacency (default replace-one, add-remove for sampled-gaussian; under
-zero-out a shuffle Gaussian sigma is half the replace-one one). The search brackets the answer and narrows it (Illinois regula
-falsi for sigma, eps0 and rate, to a relative 1e-7, then rounded to 7 significant
-digits in the safe direction; integer bisection for steps and k, exact). The
-reported epsilon is the one account reports at the reported value, never above
-the target. For the shuffle Gaussian mechanisms the answer inherits Thm 1's
-worst-case-pair assumption (see account --help); sampled-gaussian needs none.`,
+		Long:  longHelp("calibrate"),
 		Example: `  shuffledp calibrate --mechanism shuffle-gaussian --n 60000 --steps 100 --delta 1e-5 --epsilon 1 --solve sigma
   shuffledp calibrate --mechanism subsampled-shuffle --n 1e6 --k 1000 --eps0 2 --delta 1e-8 --epsilon 4 --solve steps --json`,
 		Args: cobra.NoArgs,

@@ -28,17 +28,7 @@ func newFigureCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "figure NAME --out FILE.png|FILE.svg [--csv FILE] | figure ratios [--csv FILE] | figure --list",
 		Short: "Reproduce the NeurIPS'21 accounting figures (eps vs T, eps vs n) and headline ratios",
-		Long: `Reproduce a figure of NeurIPS'21 (Fig. 2a-c) or its supplement (Figs. 4a-c, 5a-c):
-epsilon at delta=1e-8 after T rounds of k-of-n subsampled shuffling, one labelled
-line per bound (neurips21-upper, neurips21-lower = a lower bound on the RDP curve,
-which converted is not a lower bound on epsilon, ccs21+wbk19, clones-rdp, fmt20+kov15,
-pld = the clone pair's privacy loss distribution, certified-lower = the exact
-epsilon of shuffled binary/3-ary randomized response, a true lower bound on the
-worst case, and best = the smallest valid upper bound), log axes. The image format follows the
---out extension (.png or .svg); --csv also writes the numbers.
-
-"figure ratios" prints the papers' headline ratios (e.g. "14x smaller than FMT20
-with strong composition") next to what we measure at the same settings.`,
+		Long:  longHelp("figure"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if list {
 				return cobra.NoArgs(cmd, args)

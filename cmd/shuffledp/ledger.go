@@ -86,11 +86,8 @@ func newLedgerShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show --state DIR | --ledger URL",
 		Short: "Print a run's rounds, (epsilon, delta) and privacy events",
-		Long: `show composes the privacy events of every round in the ledger and converts the
-total to (epsilon, delta), exactly as ` + "`shuffledp account`" + ` does for the same
-mechanism with --steps equal to the number of rounds (with the run's bound and
-order grid). --delta converts at another delta; the default is the run's.`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("ledger_show"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("delta") && !(delta > 0 && delta < 1) {
 				return fmt.Errorf("--delta must be in (0,1), got %g", delta)
@@ -268,12 +265,8 @@ func newLedgerCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check --state DIR | --ledger URL",
 		Short: "Verify the ledger's integrity (the database's own checks, every entry decodes, counts agree)",
-		Long: `check verifies the ledger: for SQLite its integrity and foreign-key checks, for
-PostgreSQL that the keys which make every debit unique are in place; for both
-the schema version, that every entry decodes to a valid entry and that every
-run's entry count matches its entries. It then re-accounts every run from its
-stored events by both routes, RDP (the run's bound) and PLD, and prints both.`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("ledger_check"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, name, err := src.open(cmd)
 			if err != nil {
