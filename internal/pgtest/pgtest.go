@@ -60,6 +60,11 @@ const BinDirEnv = "SHUFFLEDP_POSTGRES_BINDIR"
 // what the tests check (they kill clients, not the server).
 const DurableEnv = "SHUFFLEDP_PGTEST_DURABLE"
 
+// SharedBuffersEnv names an environment variable that may set the test
+// server's shared_buffers (digits and a unit, e.g. 1GB; default 32MB), for
+// benchmarks whose tables outgrow the default.
+const SharedBuffersEnv = "SHUFFLEDP_PGTEST_SHARED_BUFFERS"
+
 // ErrNotInstalled is wrapped by Start when PostgreSQL's server binaries
 // cannot be found.
 var ErrNotInstalled = errors.New("pgtest: PostgreSQL server binaries not found (Debian: apt-get install postgresql)")
@@ -202,7 +207,7 @@ func (s *Server) start(opts Options, cred *syscall.Credential) error {
 	}
 	defer logf.Close()
 	args := []string{"-D", s.dataDir(), "-p", strconv.Itoa(port), "-k", s.dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "shared_buffers=32MB"}
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "shared_buffers=" + sharedBuffers()}
 	if !opts.Durable {
 		args = append(args, "-c", "fsync=off", "-c", "full_page_writes=off")
 	}
@@ -452,4 +457,16 @@ func shared1(t testing.TB) *Server {
 // String describes the server.
 func (s *Server) String() string {
 	return fmt.Sprintf("PostgreSQL (%s) on 127.0.0.1:%d, socket in %s", strings.TrimSuffix(s.binDir, "/bin"), s.port, s.dir)
+}
+
+// sharedBuffers is SharedBuffersEnv's value if it is digits and a unit of
+// PostgreSQL's (kB, MB, GB), else 32MB.
+func sharedBuffers() string {
+	v := os.Getenv(SharedBuffersEnv)
+	digits := strings.TrimRight(v, "kMGB")
+	unit := v[len(digits):]
+	if digits == "" || strings.Trim(digits, "0123456789") != "" || (unit != "kB" && unit != "MB" && unit != "GB") {
+		return "32MB"
+	}
+	return v
 }
