@@ -190,6 +190,19 @@ type IntResult struct {
 // <= target, for eps non-decreasing in x, by exponential search from lo
 // followed by bisection on integers (exact: x+1 is infeasible or > hi).
 func LargestFeasibleInt(eps IntEpsilonFunc, target float64, lo, hi int64) (IntResult, error) {
+	return LargestFeasibleIntFrom(eps, target, lo, hi, 1)
+}
+
+// LargestFeasibleIntFrom is LargestFeasibleInt with the exponential search
+// starting at lo + step (step >= 1), then lo + 3 step, lo + 7 step, ...:
+// from a known feasible lo near the answer (the value a cheaper,
+// conservative bound allows), a step of a fraction of lo finds an
+// infeasible end in a few evaluations where step 1 would need about
+// log2(lo) of them. The answer is exact whatever the step.
+func LargestFeasibleIntFrom(eps IntEpsilonFunc, target float64, lo, hi, step int64) (IntResult, error) {
+	if step < 1 {
+		return IntResult{}, fmt.Errorf("invalid step %d: need >= 1", step)
+	}
 	if err := checkTarget(target); err != nil {
 		return IntResult{}, err
 	}
@@ -217,7 +230,6 @@ func LargestFeasibleInt(eps IntEpsilonFunc, target float64, lo, hi int64) (IntRe
 	}
 	// Exponential search for an infeasible upper end.
 	good, fgood := lo, flo
-	step := int64(1)
 	bad := int64(-1)
 	for bad < 0 {
 		x := good + step

@@ -40,7 +40,9 @@ func TestCalibrateProperty(t *testing.T) {
 	sg := []string{"--mechanism", "shuffle-gaussian", "--n", "60000", "--delta", "1e-5"}
 	ssg := []string{"--mechanism", "subsampled-shuffle-gaussian", "--n", "60000", "--delta", "1e-5", "--orders", "2:64"}
 	ci := []string{"--mechanism", "checkin-gaussian", "--n", "60000", "--rate", "0.01", "--delta", "1e-5", "--orders", "2:32"}
-	ldp := []string{"--mechanism", "subsampled-shuffle", "--n", "1e6", "--delta", "1e-8"}
+	// The LDP mechanisms' cases calibrate against best-no-pld (the first,
+	// exact stage of "best"); TestCalibrateBestPLD covers the PLD stage.
+	ldp := []string{"--mechanism", "subsampled-shuffle", "--n", "1e6", "--delta", "1e-8", "--bound", "best-no-pld"}
 	for _, c := range []struct {
 		base   []string
 		solve  string
@@ -61,7 +63,7 @@ func TestCalibrateProperty(t *testing.T) {
 		{ldp, "eps0", []string{"--k", "1000", "--steps", "100000"}, 1},
 		{ldp, "eps0", []string{"--k", "1000", "--steps", "100000"}, 3},
 		{ldp, "k", []string{"--eps0", "2", "--steps", "100000"}, 1},
-		{[]string{"--mechanism", "shuffle", "--n", "1e5", "--delta", "1e-6", "--steps", "1"}, "eps0", nil, 1},
+		{[]string{"--mechanism", "shuffle", "--n", "1e5", "--delta", "1e-6", "--steps", "1", "--bound", "best-no-pld"}, "eps0", nil, 1},
 	} {
 		tgt := strconv.FormatFloat(c.target, 'g', -1, 64)
 		args := append(append(append([]string{}, c.base...), c.fixed...), "--solve", c.solve, "--epsilon", tgt, "--json")
@@ -103,6 +105,68 @@ func TestCalibrateProperty(t *testing.T) {
 		if e := accountEpsilon(t, append(acct, "--"+c.solve, beyond)...); !(e > c.target) {
 			t.Errorf("%v: %s=%s (beyond the answer %s) still meets the target: epsilon %g", args, c.solve, beyond, val, e)
 		}
+	}
+}
+
+// TestCalibrateBestPLD: "best" (the default) with a PLD route refines the
+// answer of the cheap routes (best-no-pld) in the direction that spends
+// more (more steps or k, a larger eps0 or rate, a smaller sigma), never
+// beyond the target by best: account --bound best at the answer reports the
+// same epsilon, <= the target; one step further (value+1 for integers, a
+// relative 1e-3 for the continuous parameters, beyond the PLD stage's 1e-4
+// tolerance and 5-digit rounding) exceeds it. Small settings, so that each
+// PLD evaluation is milliseconds.
+func TestCalibrateBestPLD(t *testing.T) {
+	ss := []string{"--mechanism", "subsampled-shuffle", "--n", "1e4", "--delta", "1e-5"}
+	sgm := []string{"--mechanism", "sampled-gaussian", "--rate", "0.01", "--delta", "1e-5"}
+	for _, c := range []struct {
+		base   []string
+		solve  string
+		fixed  []string
+		target float64
+		more   bool // the answer spends more the larger it is
+	}{
+		{ss, "steps", []string{"--k", "100", "--eps0", "2"}, 1, true},
+		{ss, "eps0", []string{"--k", "100", "--steps", "10"}, 1, true},
+		{sgm, "sigma", []string{"--steps", "10"}, 1, false},
+	} {
+		args := append(append(append([]string{}, c.base...), c.fixed...), "--solve", c.solve,
+			"--epsilon", strconv.FormatFloat(c.target, 'g', -1, 64), "--json")
+		var got [2]calibrateOutput
+		for i, bound := range []string{"best-no-pld", "best"} {
+			out, err := runCalibrate(t, append(args, "--bound", bound)...)
+			if err != nil {
+				t.Fatalf("%v --bound %s: %v\n%s", args, bound, err, out)
+			}
+			if err := json.Unmarshal([]byte(out), &got[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cheap, best := got[0], got[1]
+		if c.more && best.Value < cheap.Value || !c.more && best.Value > cheap.Value {
+			t.Errorf("%v: best %g is on the conservative side of best-no-pld's %g", args, best.Value, cheap.Value)
+		}
+		if !(best.Epsilon > 0 && best.Epsilon <= c.target) {
+			t.Errorf("%v: best's epsilon %g, target %g", args, best.Epsilon, c.target)
+		}
+		val := strconv.FormatFloat(best.Value, 'g', -1, 64)
+		acct := append(append(append([]string{}, c.base...), c.fixed...), "--bound", "best")
+		if e := accountEpsilon(t, append(acct, "--"+c.solve, val)...); e != best.Epsilon {
+			t.Errorf("%v: account --bound best at %s gives %.17g, calibrate reported %.17g", args, val, e, best.Epsilon)
+		}
+		var beyond string
+		switch {
+		case c.solve == "steps" || c.solve == "k":
+			beyond = strconv.FormatInt(int64(best.Value)+1, 10)
+		case c.more:
+			beyond = strconv.FormatFloat(best.Value*(1+1e-3), 'g', -1, 64)
+		default:
+			beyond = strconv.FormatFloat(best.Value*(1-1e-3), 'g', -1, 64)
+		}
+		if e := accountEpsilon(t, append(acct, "--"+c.solve, beyond)...); !(e > c.target) {
+			t.Errorf("%v: %s=%s beyond the answer %s still meets the target: %g", args, c.solve, beyond, val, e)
+		}
+		t.Logf("%s: best-no-pld %g (%s), best %g (%s, %d evaluations)", c.solve, cheap.Value, cheap.Winner, best.Value, best.Winner, best.Evaluations)
 	}
 }
 
