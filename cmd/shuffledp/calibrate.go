@@ -127,30 +127,8 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 	if !slices.Contains(event.Mechanisms(), req.Mechanism) {
 		return calibrateOutput{}, fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(event.Mechanisms(), ", "), req.Mechanism)
 	}
-	gauss := event.IsGaussian(req.Mechanism) || req.Mechanism == event.SampledGaussian
-	switch solve {
-	case solveSigma:
-		if !gauss {
-			return calibrateOutput{}, fmt.Errorf("--solve sigma needs a Gaussian --mechanism (%s, %s, %s, %s); for %s solve eps0",
-				event.ShuffleGaussian, event.SubsampledShuffleGaussian, event.CheckinGaussian, event.SampledGaussian, req.Mechanism)
-		}
-	case solveEps0:
-		if gauss {
-			return calibrateOutput{}, fmt.Errorf("--solve eps0 needs an LDP --mechanism (%s, %s); for %s solve sigma",
-				event.Shuffle, event.SubsampledShuffle, req.Mechanism)
-		}
-	case solveK:
-		if req.Mechanism != event.SubsampledShuffle && req.Mechanism != event.SubsampledShuffleGaussian {
-			return calibrateOutput{}, fmt.Errorf("--solve k needs --mechanism %s or %s (k of n sampled per round), got %s",
-				event.SubsampledShuffle, event.SubsampledShuffleGaussian, req.Mechanism)
-		}
-	case solveRate:
-		if req.Mechanism != event.CheckinGaussian && req.Mechanism != event.SampledGaussian {
-			return calibrateOutput{}, fmt.Errorf("--solve rate needs --mechanism %s or %s, got %s", event.CheckinGaussian, event.SampledGaussian, req.Mechanism)
-		}
-	case solveSteps:
-	default:
-		return calibrateOutput{}, fmt.Errorf("--solve must be one of %s, %s, %s, %s, %s, got %q", solveSigma, solveSteps, solveEps0, solveK, solveRate, solve)
+	if err := checkCalibrateSolve(req.Mechanism, solve); err != nil {
+		return calibrateOutput{}, err
 	}
 	if req.Given(solve) {
 		return calibrateOutput{}, fmt.Errorf("--%s is what --solve %s solves for; omit it", solve, solve)
@@ -168,68 +146,148 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 		refine = hasPLDRoute(req.Mechanism)
 	}
 	// Placeholders so that the request validates; the search sets them.
-	switch solve {
-	case solveSigma:
-		req.Sigma = 1
-	case solveEps0:
-		req.Eps0 = 1
-	case solveK:
-		req.K = 1
-	case solveSteps:
-		req.Steps = 1
-	case solveRate:
-		req.Rate = 1
-	}
+	req = calibrateWith(req, solve, 1)
 	if err := validateAccountRequest(req); err != nil {
 		return calibrateOutput{}, err
 	}
 
-	// eval is `account` at one parameter value.
-	eval := func(r accountRequest) (accountRow, error) {
-		rows, _, err := accountRows(r)
-		if err != nil {
-			return accountRow{}, err
-		}
-		if len(rows) != 1 {
-			return accountRow{}, fmt.Errorf("internal error: %d rows for --bound %s", len(rows), r.Bound)
-		}
-		row := rows[0]
-		if err := checkRow(row); err != nil {
-			return accountRow{}, err
-		}
-		if row.Lower {
-			return accountRow{}, fmt.Errorf("--bound %s is a lower bound: calibrating to it would guarantee nothing", r.Bound)
-		}
-		return row, nil
-	}
-	with := func(x float64) accountRequest {
-		r := req
-		switch solve {
-		case solveSigma:
-			r.Sigma = x
-		case solveEps0:
-			r.Eps0 = x
-		case solveK:
-			r.K = int64(x)
-		case solveSteps:
-			r.Steps = int64(x)
-		case solveRate:
-			r.Rate = x
-		}
-		return r
-	}
+	with := func(x float64) accountRequest { return calibrateWith(req, solve, x) }
 	epsAt := func(x float64) (float64, error) {
-		row, err := eval(with(x))
+		row, err := calibrateEval(with(x))
 		return row.Epsilon, err
 	}
-	epsAtInt := func(x int64) (float64, error) { return epsAt(float64(x)) }
 
-	var (
-		value float64
-		evals int
-		hi    int64 // end of the integer range
-		err   error
-	)
+	value, evals, hi, err := calibrateSearch(solve, target, req.N, epsAt)
+	if err != nil {
+		if errors.Is(err, calibrate.ErrUnreachable) {
+			return calibrateOutput{}, fmt.Errorf("--epsilon %g is unreachable by varying --%s: %w", target, solve, err)
+		}
+		return calibrateOutput{}, fmt.Errorf("calibrating --%s: %w", solve, err)
+	}
+	var refinedNext *float64 // epsilon at value+1 from the PLD stage (integers)
+	if refine {
+		req.Bound = event.BoundPLD
+		var more int
+		var next, nextEps float64
+		value, next, nextEps, more, err = refineWithPLD(solve, value, hi, target, func(x float64) (float64, error) {
+			row, err := calibrateEval(with(x))
+			return row.Epsilon, err
+		})
+		evals += more
+		if err != nil {
+			return calibrateOutput{}, fmt.Errorf("calibrating --%s against the PLD route: %w", solve, err)
+		}
+		if next > 0 {
+			refinedNext = &nextEps
+		}
+		// The answer is reported (and verified against the target) by
+		// best over every route, one evaluation.
+		req.Bound = accounting.BoundBest
+	}
+	final := with(value)
+	row, err := calibrateEval(final)
+	if err != nil {
+		return calibrateOutput{}, err
+	}
+	if row.Epsilon > target {
+		return calibrateOutput{}, fmt.Errorf("internal error: epsilon %g at --%s %g exceeds the target %g", row.Epsilon, solve, value, target)
+	}
+	out := calibrateOutput{Solve: solve, Value: value, TargetEpsilon: target, accountRow: row, Evaluations: evals,
+		Mechanism: final.Mechanism, N: final.N, Steps: final.Steps, Adjacency: final.event().EffectiveAdjacency()}
+	if refine {
+		// The PLD route at value+1 when the search evaluated it (it is then
+		// above the target, and so is best, whose cheap routes are too);
+		// another PLD evaluation is not spent on it.
+		out.NextEpsilon = refinedNext
+	} else if (solve == solveK || solve == solveSteps) && int64(value) < hi {
+		next, err := calibrateEval(with(value + 1))
+		if err == nil {
+			out.NextEpsilon = &next.Epsilon
+		}
+	}
+	if edge := calibrateEdge(solve, value); edge != "" && out.Note != "" {
+		out.Note = edge + "; " + out.Note
+	} else if edge != "" {
+		out.Note = edge
+	}
+	setCalibrateParams(&out, final)
+	return out, nil
+}
+
+// checkCalibrateSolve refuses a --solve that the mechanism has no such
+// parameter for.
+func checkCalibrateSolve(mechanism, solve string) error {
+	gauss := event.IsGaussian(mechanism) || mechanism == event.SampledGaussian
+	switch solve {
+	case solveSigma:
+		if !gauss {
+			return fmt.Errorf("--solve sigma needs a Gaussian --mechanism (%s, %s, %s, %s); for %s solve eps0",
+				event.ShuffleGaussian, event.SubsampledShuffleGaussian, event.CheckinGaussian, event.SampledGaussian, mechanism)
+		}
+	case solveEps0:
+		if gauss {
+			return fmt.Errorf("--solve eps0 needs an LDP --mechanism (%s, %s); for %s solve sigma",
+				event.Shuffle, event.SubsampledShuffle, mechanism)
+		}
+	case solveK:
+		if mechanism != event.SubsampledShuffle && mechanism != event.SubsampledShuffleGaussian {
+			return fmt.Errorf("--solve k needs --mechanism %s or %s (k of n sampled per round), got %s",
+				event.SubsampledShuffle, event.SubsampledShuffleGaussian, mechanism)
+		}
+	case solveRate:
+		if mechanism != event.CheckinGaussian && mechanism != event.SampledGaussian {
+			return fmt.Errorf("--solve rate needs --mechanism %s or %s, got %s", event.CheckinGaussian, event.SampledGaussian, mechanism)
+		}
+	case solveSteps:
+	default:
+		return fmt.Errorf("--solve must be one of %s, %s, %s, %s, %s, got %q", solveSigma, solveSteps, solveEps0, solveK, solveRate, solve)
+	}
+	return nil
+}
+
+// calibrateWith returns req with the parameter solve set to x.
+func calibrateWith(req accountRequest, solve string, x float64) accountRequest {
+	r := req
+	switch solve {
+	case solveSigma:
+		r.Sigma = x
+	case solveEps0:
+		r.Eps0 = x
+	case solveK:
+		r.K = int64(x)
+	case solveSteps:
+		r.Steps = int64(x)
+	case solveRate:
+		r.Rate = x
+	}
+	return r
+}
+
+// calibrateEval is `account` at one parameter value: its one row, which
+// must be a valid upper bound.
+func calibrateEval(r accountRequest) (accountRow, error) {
+	rows, _, err := accountRows(r)
+	if err != nil {
+		return accountRow{}, err
+	}
+	if len(rows) != 1 {
+		return accountRow{}, fmt.Errorf("internal error: %d rows for --bound %s", len(rows), r.Bound)
+	}
+	row := rows[0]
+	if err := checkRow(row); err != nil {
+		return accountRow{}, err
+	}
+	if row.Lower {
+		return accountRow{}, fmt.Errorf("--bound %s is a lower bound: calibrating to it would guarantee nothing", r.Bound)
+	}
+	return row, nil
+}
+
+// calibrateSearch finds the best value of the parameter solve at which
+// epsAt meets target, rounded on the feasible side; hi is the end of the
+// integer range of k and steps.
+func calibrateSearch(solve string, target float64, n int64, epsAt func(float64) (float64, error)) (value float64, evals int, hi int64, err error) {
+	epsAtInt := func(x int64) (float64, error) { return epsAt(float64(x)) }
 	switch solve {
 	case solveSigma:
 		// Bracket within a factor 2 first (from sigma = 1, halving or
@@ -264,75 +322,32 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 		lo := int64(1)
 		hi = stepsSearchMax
 		if solve == solveK {
-			hi = req.N
+			hi = n
 		}
 		var r calibrate.IntResult
 		r, err = calibrate.LargestFeasibleInt(epsAtInt, target, lo, hi)
 		value, evals = float64(r.Value), r.Evaluations
 	}
-	if err != nil {
-		if errors.Is(err, calibrate.ErrUnreachable) {
-			return calibrateOutput{}, fmt.Errorf("--epsilon %g is unreachable by varying --%s: %w", target, solve, err)
-		}
-		return calibrateOutput{}, fmt.Errorf("calibrating --%s: %w", solve, err)
-	}
-	var refinedNext *float64 // epsilon at value+1 from the PLD stage (integers)
-	if refine {
-		req.Bound = event.BoundPLD
-		var more int
-		var next, nextEps float64
-		value, next, nextEps, more, err = refineWithPLD(solve, value, hi, target, func(x float64) (float64, error) {
-			row, err := eval(with(x))
-			return row.Epsilon, err
-		})
-		evals += more
-		if err != nil {
-			return calibrateOutput{}, fmt.Errorf("calibrating --%s against the PLD route: %w", solve, err)
-		}
-		if next > 0 {
-			refinedNext = &nextEps
-		}
-		// The answer is reported (and verified against the target) by
-		// best over every route, one evaluation.
-		req.Bound = accounting.BoundBest
-	}
-	final := with(value)
-	row, err := eval(final)
-	if err != nil {
-		return calibrateOutput{}, err
-	}
-	if row.Epsilon > target {
-		return calibrateOutput{}, fmt.Errorf("internal error: epsilon %g at --%s %g exceeds the target %g", row.Epsilon, solve, value, target)
-	}
-	out := calibrateOutput{Solve: solve, Value: value, TargetEpsilon: target, accountRow: row, Evaluations: evals,
-		Mechanism: final.Mechanism, N: final.N, Steps: final.Steps, Adjacency: final.event().EffectiveAdjacency()}
-	if refine {
-		// The PLD route at value+1 when the search evaluated it (it is then
-		// above the target, and so is best, whose cheap routes are too);
-		// another PLD evaluation is not spent on it.
-		out.NextEpsilon = refinedNext
-	} else if (solve == solveK || solve == solveSteps) && int64(value) < hi {
-		next, err := eval(with(value + 1))
-		if err == nil {
-			out.NextEpsilon = &next.Epsilon
-		}
-	}
-	edge := ""
+	return value, evals, hi, err
+}
+
+// calibrateEdge notes a value at the edge of the search range.
+func calibrateEdge(solve string, value float64) string {
 	switch {
 	case solve == solveSigma && value == sigmaSearchMin:
-		edge = fmt.Sprintf("search floor sigma = %g reached: a smaller sigma may meet the target too", sigmaSearchMin)
+		return fmt.Sprintf("search floor sigma = %g reached: a smaller sigma may meet the target too", sigmaSearchMin)
 	case solve == solveEps0 && value == eps0SearchMax:
-		edge = fmt.Sprintf("search ceiling eps0 = %g reached: a larger eps0 may meet the target too", float64(eps0SearchMax))
+		return fmt.Sprintf("search ceiling eps0 = %g reached: a larger eps0 may meet the target too", float64(eps0SearchMax))
 	case solve == solveRate && value == 1:
-		edge = "rate = 1 (every client checks in) meets the target"
+		return "rate = 1 (every client checks in) meets the target"
 	case solve == solveSteps && value == stepsSearchMax:
-		edge = fmt.Sprintf("search ceiling steps = %d reached: more steps may meet the target too", int64(stepsSearchMax))
+		return fmt.Sprintf("search ceiling steps = %d reached: more steps may meet the target too", int64(stepsSearchMax))
 	}
-	if edge != "" && out.Note != "" {
-		out.Note = edge + "; " + out.Note
-	} else if edge != "" {
-		out.Note = edge
-	}
+	return ""
+}
+
+// setCalibrateParams sets the parameters of the mechanism in out.
+func setCalibrateParams(out *calibrateOutput, final accountRequest) {
 	switch final.Mechanism {
 	case event.Shuffle:
 		out.Eps0 = &final.Eps0
@@ -354,7 +369,6 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 			out.Eps0 = &final.Eps0
 		}
 	}
-	return out, nil
 }
 
 func writeCalibrateText(w io.Writer, o calibrateOutput) {
