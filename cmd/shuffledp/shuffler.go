@@ -18,119 +18,125 @@ import (
 func init() { rootCmd.AddCommand(newShufflerCmd()) }
 
 func newShufflerCmd() *cobra.Command {
-	var (
-		listen, server, state, pkiDir, ledgerURL, addrTo string
-		metricsListen, metricsAddrTo, adjacency          string
-		delta, target                                    float64
-		timeout, connectTimeout                          time.Duration
-		whenComplete                                     bool
-		minConnected                                     int
-	)
+	var f shufflerFlags
 	cmd := &cobra.Command{
 		Use:   "shuffler --listen ADDR --server ADDR --state DIR --pki DIR",
 		Short: "Run the shuffler role of a networked run (authenticates clients, debits the ledger, shuffles, forwards)",
 		Long:  longHelp("shuffler"),
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch {
-			case state == "":
-				return errors.New("state is required: the shuffler's state directory (its durable ledger)")
-			case pkiDir == "":
-				return errors.New("pki is required: the shuffler's bundle (DIR/shuffler of `shuffledp pki init --dir DIR`)")
-			case server == "":
-				return errors.New("server is required: the server's ADDR")
-			}
-			parent := commandContext(cmd)
-			ctx, stop := signalContext(parent)
-			defer stop()
-			listenTLS, err := pki.ServerTLS(pkiDir, pki.RoleShuffler)
-			if err != nil {
-				return err
-			}
-			dialTLS, err := pki.ClientTLS(pkiDir, pki.RoleShuffler, pki.RoleServer)
-			if err != nil {
-				return err
-			}
-			if err := node.CheckOwnCertificates("shuffler", listenTLS, time.Now()); err != nil {
-				return err
-			}
-			// Bind first: a refused --listen leaves no state behind.
-			lis, err := net.Listen("tcp", listen)
-			if err != nil {
-				return fmt.Errorf("listen %s: %w", listen, err)
-			}
-			defer lis.Close()
-			// A start refused after the state directory was created
-			// removes it.
-			fresh := newFreshPaths(state)
-			started := false
-			defer func() {
-				if !started {
-					fresh.remove()
-				}
-			}()
-			st, err := node.OpenShufflerState(ctx, state, ledgerURL)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			enr, err := pki.LoadEnroller(pkiDir)
-			if err != nil {
-				return err
-			}
-			var metrics *telemetry.ShufflerMetrics
-			reg := telemetry.NewRegistry()
-			if metricsListen != "" {
-				if metrics, err = telemetry.NewShufflerMetrics(reg); err != nil {
-					return err
-				}
-			}
-			sh, err := node.NewShuffler(node.ShufflerConfig{Server: server, ServerTLS: dialTLS, TLS: listenTLS, Enroller: enr,
-				Store: st.Store, Delta: delta, TargetEpsilon: target, Adjacency: adjacency, Metrics: metrics,
-				RoundTimeout: timeout, ConnectTimeout: connectTimeout, ReleaseWhenComplete: whenComplete, MinConnected: minConnected,
-				Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
-			if err != nil {
-				return err
-			}
-			mctx, mstop := context.WithCancel(context.Background())
-			waitMetrics, err := serveMetrics(mctx, "shuffler", metricsListen, metricsAddrTo, reg, cmd.ErrOrStderr())
-			if err != nil {
-				mstop()
-				return err
-			}
-			defer func() { mstop(); waitMetrics() }()
-			started = true
-			if err := node.WriteAddr(addrTo, lis.Addr().String()); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: listening on %s, server %s, state %s\n", lis.Addr(), server, state)
-			err = sh.Run(ctx, lis)
-			// A shuffler that never got the run from the server (it did not
-			// answer, its certificate was refused, ...) was a refused start.
-			started = sh.Started()
-			s := sh.Stats()
-			fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: %d rounds released, %d discarded, %d reports accepted, %d forwarded (%d dummies); rejected: %v\n",
-				s.Released, s.Discarded, s.Accepted, s.Forwarded, s.Dummies, s.Rejected)
-			return orInterrupted(ctx, err)
-		},
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runShuffler(cmd, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&listen, "listen", "127.0.0.1:7061", "`ADDR` to listen on for clients (port 0 picks a free port)")
-	fl.StringVar(&server, "server", "", "the server's `ADDR`")
-	fl.StringVar(&state, "state", "", "the shuffler's state `DIR` (durable ledger; its parent must exist)")
-	fl.StringVar(&pkiDir, "pki", "", "the shuffler's bundle `DIR` (DIR/shuffler of shuffledp pki init: ca.pem, shuffler.pem, shuffler.key, clients.key)")
-	fl.StringVar(&ledgerURL, "ledger", "", "ledger `URL`: postgres://... (default: the embedded SQLite ledger DIR/ledger.db)")
-	fl.DurationVar(&timeout, "round-timeout", node.DefaultRoundTimeout, "the round's deadline: its batch is released this long after the round was relayed, a dummy report in the place of each sampled client that has not delivered")
-	fl.BoolVar(&whenComplete, "release-when-complete", false, "release a round as soon as every sampled client delivered (reveals whether someone dropped out: sound only if dropout is independent of the data and equally likely for every client)")
-	fl.IntVar(&minConnected, "min-connected", 0, "registered clients needed before the first round (0: all n); later rounds sample k of n whether or not they are connected")
-	fl.DurationVar(&connectTimeout, "connect-timeout", node.DefaultConnectTimeout, "how long to wait for the server to answer, at start and after it went away mid-run; then exit 1 naming it")
-	fl.Float64Var(&delta, "delta", 1e-5, "the shuffler's delta: its ledger debits at it; a run of another delta is refused")
-	fl.Float64Var(&target, "target-epsilon", 0, "the shuffler's target epsilon: no round is released past it; a run with a higher target (or none) is refused (0 = no target)")
-	fl.StringVar(&adjacency, "adjacency", "replace-one", "the weakest neighbouring relation the shuffler debits Gaussian runs for: replace-one or zero-out (a server's run stated for a weaker one is refused)")
-	fl.StringVar(&metricsListen, "metrics-listen", "", metricsListenUsage)
-	fl.StringVar(&addrTo, "addr-file", "", "write the address listened on to this `FILE`")
-	fl.StringVar(&metricsAddrTo, "metrics-addr-file", "", "write the metrics address to this `FILE`")
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:7061", "`ADDR` to listen on for clients (port 0 picks a free port)")
+	fl.StringVar(&f.server, "server", "", "the server's `ADDR`")
+	fl.StringVar(&f.state, "state", "", "the shuffler's state `DIR` (durable ledger; its parent must exist)")
+	fl.StringVar(&f.pkiDir, "pki", "", "the shuffler's bundle `DIR` (DIR/shuffler of shuffledp pki init: ca.pem, shuffler.pem, shuffler.key, clients.key)")
+	fl.StringVar(&f.ledgerURL, "ledger", "", "ledger `URL`: postgres://... (default: the embedded SQLite ledger DIR/ledger.db)")
+	fl.DurationVar(&f.timeout, "round-timeout", node.DefaultRoundTimeout, "the round's deadline: its batch is released this long after the round was relayed, a dummy report in the place of each sampled client that has not delivered")
+	fl.BoolVar(&f.whenComplete, "release-when-complete", false, "release a round as soon as every sampled client delivered (reveals whether someone dropped out: sound only if dropout is independent of the data and equally likely for every client)")
+	fl.IntVar(&f.minConnected, "min-connected", 0, "registered clients needed before the first round (0: all n); later rounds sample k of n whether or not they are connected")
+	fl.DurationVar(&f.connectTimeout, "connect-timeout", node.DefaultConnectTimeout, "how long to wait for the server to answer, at start and after it went away mid-run; then exit 1 naming it")
+	fl.Float64Var(&f.delta, "delta", 1e-5, "the shuffler's delta: its ledger debits at it; a run of another delta is refused")
+	fl.Float64Var(&f.target, "target-epsilon", 0, "the shuffler's target epsilon: no round is released past it; a run with a higher target (or none) is refused (0 = no target)")
+	fl.StringVar(&f.adjacency, "adjacency", "replace-one", "the weakest neighbouring relation the shuffler debits Gaussian runs for: replace-one or zero-out (a server's run stated for a weaker one is refused)")
+	fl.StringVar(&f.metricsListen, "metrics-listen", "", metricsListenUsage)
+	fl.StringVar(&f.addrTo, "addr-file", "", "write the address listened on to this `FILE`")
+	fl.StringVar(&f.metricsAddrTo, "metrics-addr-file", "", "write the metrics address to this `FILE`")
 	fl.MarkHidden("addr-file")
 	fl.MarkHidden("metrics-addr-file")
 	return cmd
+}
+
+// shufflerFlags are the flags of shuffler.
+type shufflerFlags struct {
+	listen, server, state, pkiDir, ledgerURL, addrTo string
+	metricsListen, metricsAddrTo, adjacency          string
+	delta, target                                    float64
+	timeout, connectTimeout                          time.Duration
+	whenComplete                                     bool
+	minConnected                                     int
+}
+
+// runShuffler runs the shuffler role until its run ends or it is stopped.
+func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
+	switch {
+	case f.state == "":
+		return errors.New("state is required: the shuffler's state directory (its durable ledger)")
+	case f.pkiDir == "":
+		return errors.New("pki is required: the shuffler's bundle (DIR/shuffler of `shuffledp pki init --dir DIR`)")
+	case f.server == "":
+		return errors.New("server is required: the server's ADDR")
+	}
+	parent := commandContext(cmd)
+	ctx, stop := signalContext(parent)
+	defer stop()
+	listenTLS, err := pki.ServerTLS(f.pkiDir, pki.RoleShuffler)
+	if err != nil {
+		return err
+	}
+	dialTLS, err := pki.ClientTLS(f.pkiDir, pki.RoleShuffler, pki.RoleServer)
+	if err != nil {
+		return err
+	}
+	if err := node.CheckOwnCertificates("shuffler", listenTLS, time.Now()); err != nil {
+		return err
+	}
+	// Bind first: a refused --listen leaves no state behind.
+	lis, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", f.listen, err)
+	}
+	defer lis.Close()
+	// A start refused after the state directory was created
+	// removes it.
+	fresh := newFreshPaths(f.state)
+	started := false
+	defer func() {
+		if !started {
+			fresh.remove()
+		}
+	}()
+	st, err := node.OpenShufflerState(ctx, f.state, f.ledgerURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	enr, err := pki.LoadEnroller(f.pkiDir)
+	if err != nil {
+		return err
+	}
+	var metrics *telemetry.ShufflerMetrics
+	reg := telemetry.NewRegistry()
+	if f.metricsListen != "" {
+		if metrics, err = telemetry.NewShufflerMetrics(reg); err != nil {
+			return err
+		}
+	}
+	sh, err := node.NewShuffler(node.ShufflerConfig{Server: f.server, ServerTLS: dialTLS, TLS: listenTLS, Enroller: enr,
+		Store: st.Store, Delta: f.delta, TargetEpsilon: f.target, Adjacency: f.adjacency, Metrics: metrics,
+		RoundTimeout: f.timeout, ConnectTimeout: f.connectTimeout, ReleaseWhenComplete: f.whenComplete, MinConnected: f.minConnected,
+		Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
+	if err != nil {
+		return err
+	}
+	mctx, mstop := context.WithCancel(context.Background())
+	waitMetrics, err := serveMetrics(mctx, "shuffler", f.metricsListen, f.metricsAddrTo, reg, cmd.ErrOrStderr())
+	if err != nil {
+		mstop()
+		return err
+	}
+	defer func() { mstop(); waitMetrics() }()
+	started = true
+	if err := node.WriteAddr(f.addrTo, lis.Addr().String()); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: listening on %s, server %s, state %s\n", lis.Addr(), f.server, f.state)
+	err = sh.Run(ctx, lis)
+	// A shuffler that never got the run from the server (it did not
+	// answer, its certificate was refused, ...) was a refused start.
+	started = sh.Started()
+	s := sh.Stats()
+	fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: %d rounds released, %d discarded, %d reports accepted, %d forwarded (%d dummies); rejected: %v\n",
+		s.Released, s.Discarded, s.Accepted, s.Forwarded, s.Dummies, s.Rejected)
+	return orInterrupted(ctx, err)
 }

@@ -14,12 +14,12 @@ import (
 // The command is meant to parse flags and print: its domain logic lives in
 // the library packages, where a Go user can call it. These ceilings hold
 // the command's non-test Go files to about what they are today (3,667
-// lines, longest function 117), so that logic moved out does not creep
+// lines, longest function 112), so that logic moved out does not creep
 // back; lower them as more moves out. The goal is a total under
 // goalTotalLines and no function over goalFuncLines.
 const (
 	maxTotalLines  = 3750
-	maxFuncLines   = 120
+	maxFuncLines   = 115
 	goalTotalLines = 1200
 	goalFuncLines  = 60
 )
