@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,14 +40,8 @@ func newFigureCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w := cmd.OutOrStdout()
 			if list {
-				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-				for _, f := range figures.List() {
-					fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Caption)
-				}
-				fmt.Fprintf(tw, "%s\t%s\n", ratiosFigureName, "headline ratios of the papers next to what we measure (text; --csv for CSV)")
-				return tw.Flush()
+				return writeFigureList(cmd.OutOrStdout())
 			}
 			if args[0] == ratiosFigureName {
 				if err := checkFigureOutputs("", csvPath); err != nil {
@@ -54,56 +49,7 @@ func newFigureCmd() *cobra.Command {
 				}
 				return runRatios(cmd, figureBounds(), csvPath)
 			}
-			fig, err := figures.Lookup(args[0])
-			if err != nil {
-				return err
-			}
-			if out == "" {
-				return fmt.Errorf("--out is required (FILE.png or FILE.svg)")
-			}
-			format, err := figures.FormatOf(out)
-			if err != nil {
-				return err
-			}
-			if points < 2 || points > figures.MaxPoints {
-				return fmt.Errorf("--points must be between 2 and %d, got %d", figures.MaxPoints, points)
-			}
-			if err := checkFigureOutputs(out, csvPath); err != nil {
-				return err
-			}
-			bounds := figureBounds()
-			xs, err := fig.XValues(points)
-			if err != nil {
-				return err
-			}
-			data, err := figures.Compute(fig, xs, bounds)
-			if err != nil {
-				return err
-			}
-			var img, tab bytes.Buffer
-			if err := data.Render(&img, format); err != nil {
-				return err
-			}
-			if csvPath != "" {
-				if err := data.WriteCSV(&tab); err != nil {
-					return err
-				}
-			}
-			if err := os.WriteFile(out, img.Bytes(), 0o644); err != nil {
-				return fmt.Errorf("--out: %w", err)
-			}
-			var labels []string
-			for _, s := range data.Series {
-				labels = append(labels, s.Label)
-			}
-			fmt.Fprintf(w, "wrote %s (%s, %d points, series: %s)\n", out, fig.Name, len(xs), strings.Join(labels, ", "))
-			if csvPath != "" {
-				if err := os.WriteFile(csvPath, tab.Bytes(), 0o644); err != nil {
-					return fmt.Errorf("--csv: %w", err)
-				}
-				fmt.Fprintf(w, "wrote %s\n", csvPath)
-			}
-			return nil
+			return writeFigure(cmd.OutOrStdout(), args[0], out, csvPath, points)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "output image, FILE.png or FILE.svg")
@@ -165,4 +111,69 @@ func checkFigureOutputs(out, csvPath string) error {
 // accountant (figures.RDPBounds) and the approximate-DP baselines.
 func figureBounds() []figures.Bound {
 	return append(append(figures.RDPBounds(), figures.NewFMT20KOV15(), figures.NewFMT20AnalyticKOV15()), figures.PLDBounds()...)
+}
+
+// writeFigureList lists the figures and their captions, and ratios.
+func writeFigureList(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, f := range figures.List() {
+		fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Caption)
+	}
+	fmt.Fprintf(tw, "%s\t%s\n", ratiosFigureName, "headline ratios of the papers next to what we measure (text; --csv for CSV)")
+	return tw.Flush()
+}
+
+// writeFigure computes the named figure at points x values, writes its image
+// to out (and its series as CSV to csvPath, when set) and says so on w.
+func writeFigure(w io.Writer, name, out, csvPath string, points int) error {
+	fig, err := figures.Lookup(name)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		return fmt.Errorf("--out is required (FILE.png or FILE.svg)")
+	}
+	format, err := figures.FormatOf(out)
+	if err != nil {
+		return err
+	}
+	if points < 2 || points > figures.MaxPoints {
+		return fmt.Errorf("--points must be between 2 and %d, got %d", figures.MaxPoints, points)
+	}
+	if err := checkFigureOutputs(out, csvPath); err != nil {
+		return err
+	}
+	bounds := figureBounds()
+	xs, err := fig.XValues(points)
+	if err != nil {
+		return err
+	}
+	data, err := figures.Compute(fig, xs, bounds)
+	if err != nil {
+		return err
+	}
+	var img, tab bytes.Buffer
+	if err := data.Render(&img, format); err != nil {
+		return err
+	}
+	if csvPath != "" {
+		if err := data.WriteCSV(&tab); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(out, img.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	var labels []string
+	for _, s := range data.Series {
+		labels = append(labels, s.Label)
+	}
+	fmt.Fprintf(w, "wrote %s (%s, %d points, series: %s)\n", out, fig.Name, len(xs), strings.Join(labels, ", "))
+	if csvPath != "" {
+		if err := os.WriteFile(csvPath, tab.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--csv: %w", err)
+		}
+		fmt.Fprintf(w, "wrote %s\n", csvPath)
+	}
+	return nil
 }
