@@ -19,6 +19,7 @@ type book struct {
 	groups  []event.Composed          // distinct events, in order of first appearance by round
 	keys    []string                  // EncodeEvent of each group's event
 	curves  map[string]accounting.RDP // memoized, by key
+	allow   *pldAllowance             // the PLD route's stop under "best" (pldstop.go)
 }
 
 func newBook(info RunInfo) *book {
@@ -145,16 +146,22 @@ func (b *book) result(groups []event.Composed, delta float64, explain bool) (eve
 // smaller of it and the approximate-DP route of event.BestOf (identical
 // rounds), so that a debit is refused only when both exceed the target.
 // That route costs milliseconds to a second, so it is consulted only where
-// it can change a decision. The PLD route is not used to price rounds (about
-// a second per evaluation at training sizes, every round once the RDP
-// epsilon passes the target); `ledger show --accountant` re-accounts a
-// ledger by it.
+// it can change a decision. Where both exceed the target, the PLD route's
+// allowance (pldstop.go: one search per run, not a PLD evaluation per
+// round) may still allow the groups; `ledger show --accountant` re-accounts
+// a ledger by every route.
 func (b *book) guarantee(groups []event.Composed, delta, above float64) (accounting.Guarantee, error) {
 	r, err := b.result(groups, delta, false)
 	if err != nil || b.info.Bound != accounting.BoundBest || above == 0 || r.Epsilon <= above {
 		return r.Guarantee, err
 	}
-	return event.BestOf(groups, r, delta, event.RouteApproxDP).Guarantee, nil
+	g := event.BestOf(groups, r, delta, event.RouteApproxDP).Guarantee
+	if g.Epsilon > above {
+		if p, ok := b.pldGuarantee(groups, delta, above); ok && p.Epsilon < g.Epsilon {
+			return p, nil
+		}
+	}
+	return g, nil
 }
 
 // sameAdjacency refuses an event that would change the neighbouring

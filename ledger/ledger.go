@@ -26,6 +26,15 @@ type Options struct {
 	// Orders is the RDP order grid; nil means the default grid of
 	// event.Epsilon for the run's events.
 	Orders []float64
+	// PLDStop, under "best" with a target, lets the PLD route admit rounds
+	// the cheap routes (RDP, approximate DP) refuse: when they first refuse
+	// the next round, one integer search (pldstop.go; about 2 log2 m PLD
+	// evaluations, once per run) finds the largest number m of further
+	// rounds of that event whose epsilon by the PLD route stays <= the
+	// target, and the ledger admits them (reporting that epsilon). A run
+	// then stops later than without it, never past the target. Not a run
+	// parameter: a process decides it, like Target.
+	PLDStop bool
 }
 
 // Ledger holds the privacy budget of one run on top of a Store. Every
@@ -47,9 +56,10 @@ type Options struct {
 // route's epsilon is reported: the other routes are consulted only where
 // they can change a decision.
 type Ledger struct {
-	store  Store
-	target float64
-	now    func() time.Time
+	store   Store
+	target  float64
+	pldStop bool
+	now     func() time.Time
 
 	mu   sync.Mutex
 	book *book
@@ -74,7 +84,7 @@ func Open(ctx context.Context, store Store, run string, opts Options) (*Ledger, 
 	if p := sameParams(got, want); p != "" {
 		return nil, fmt.Errorf("%w: run %q has %s", ErrRunMismatch, run, describeParam(p, got, want))
 	}
-	l := &Ledger{store: store, target: opts.Target, now: time.Now, book: newBook(got)}
+	l := &Ledger{store: store, target: opts.Target, now: time.Now, book: newBook(got), pldStop: opts.PLDStop}
 	if err := l.reload(ctx); err != nil {
 		return nil, err
 	}
@@ -199,6 +209,21 @@ func (l *Ledger) next(ev event.Event) (accounting.Guarantee, error) {
 	groups, err := l.book.with(ev)
 	if err != nil {
 		return accounting.Guarantee{}, err
+	}
+	g, err := l.book.guarantee(groups, l.book.info.Delta, l.target)
+	if err != nil || !l.pldStop || g.Epsilon <= l.target || l.target == 0 || l.book.info.Bound != accounting.BoundBest {
+		return g, err
+	}
+	// The cheap routes refuse the next round: unless the PLD allowance
+	// covers this composition already, search it once (from the run as it
+	// stands) and ask again.
+	if a := l.book.allow; a != nil && a.delta == l.book.info.Delta && a.target == l.target {
+		if _, ok := a.extra(groups); ok {
+			return g, nil
+		}
+	}
+	if err := l.book.pldAllow(ev, l.book.info.Delta, l.target); err != nil {
+		return g, nil // the PLD route does not apply (or failed): the cheap routes decide
 	}
 	return l.book.guarantee(groups, l.book.info.Delta, l.target)
 }

@@ -83,8 +83,10 @@ func TestLedgerMatchesAccountant(t *testing.T) {
 func TestTargetEpsilonStopsBeforeExceeding(t *testing.T) {
 	cfg := privateConfig(t)
 	cfg.Epochs = 10
-	e3 := directEpsilon(t, cfg.Clients, cfg.Sample, cfg.Eps0, 3, cfg.Delta)
-	e4 := directEpsilon(t, cfg.Clients, cfg.Sample, cfg.Eps0, 4, cfg.Delta)
+	// The stop decides by best, the PLD route included (the RDP epsilons
+	// of directEpsilon would let a fourth round in).
+	e3 := bestEpsilon(t, cfg.RoundEvent(), 3, cfg.Delta)
+	e4 := bestEpsilon(t, cfg.RoundEvent(), 4, cfg.Delta)
 	if !(e3 < e4) {
 		t.Fatalf("epsilon not increasing: %g after 3 rounds, %g after 4", e3, e4)
 	}
@@ -111,7 +113,7 @@ func TestTargetEpsilonStopsBeforeExceeding(t *testing.T) {
 	}
 	// A target below one round's epsilon runs no round at all.
 	c := cfg
-	c.TargetEpsilon = directEpsilon(t, cfg.Clients, cfg.Sample, cfg.Eps0, 1, cfg.Delta) / 2
+	c.TargetEpsilon = bestEpsilon(t, cfg.RoundEvent(), 1, cfg.Delta) / 2
 	tr, err := New(c, newLogReg(t, 10, 4), blobs(c.Clients, 10, 4, 1, 1), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -101,12 +101,7 @@ func TestRolesWiring(t *testing.T) {
 // Run reports StopTargetEpsilon.
 func TestTargetEpsilonStopsBeforeSampling(t *testing.T) {
 	cfg := privateConfig(t)
-	probe := runRounds(t, cfg, 3)
-	g, err := probe.Ledger().Epsilon()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.TargetEpsilon = g.Epsilon // exactly 3 rounds fit
+	cfg.TargetEpsilon = bestEpsilon(t, cfg.RoundEvent(), 3, cfg.Delta) // exactly 3 rounds fit, by best (PLD included)
 	tr := runRounds(t, cfg, 3)
 	state, _ := tr.simulation().sim.master.MarshalBinary()
 	if _, err := tr.Step(); !errors.Is(err, ErrBudgetExhausted) {
