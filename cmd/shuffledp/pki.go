@@ -28,6 +28,12 @@ func newPKICmd() *cobra.Command {
 		Short: "Create a networked deployment's certificates and client credentials",
 		Args:  cobra.NoArgs,
 	}
+	cmd.AddCommand(newPKIInitCmd(), newPKIEnrolCmd(), newPKIRotateCmd())
+	return cmd
+}
+
+// newPKIInitCmd is pki init.
+func newPKIInitCmd() *cobra.Command {
 	var dir, hosts, deployment string
 	initCmd := &cobra.Command{
 		Use:   "init --dir DIR [--hosts H1,H2] [--deployment NAME]",
@@ -55,7 +61,11 @@ func newPKICmd() *cobra.Command {
 	initCmd.Flags().StringVar(&dir, "dir", "", "the PKI `DIR` to create (its parent must exist)")
 	initCmd.Flags().StringVar(&hosts, "hosts", "", "extra host names or IP addresses of the server's and the shuffler's certificates, comma separated")
 	initCmd.Flags().StringVar(&deployment, "deployment", pki.DefaultDeployment, "the deployment's `NAME` (the trust domain of spiffe://NAME/ROLE)")
+	return initCmd
+}
 
+// newPKIEnrolCmd is pki enrol.
+func newPKIEnrolCmd() *cobra.Command {
 	var edir, clients, out string
 	enrolCmd := &cobra.Command{
 		Use:   "enrol --dir DIR --clients LO:HI --out FILE",
@@ -94,7 +104,11 @@ clients per file: enrol a larger population in several files.`, pki.MaxEnrol),
 	enrolCmd.Flags().StringVar(&edir, "dir", "", "the PKI `DIR` (pki init's directory, or the shuffler's bundle)")
 	enrolCmd.Flags().StringVar(&clients, "clients", "", "the clients `LO:HI`")
 	enrolCmd.Flags().StringVar(&out, "out", "", "the credentials `FILE` to write (0600, never overwritten)")
+	return enrolCmd
+}
 
+// newPKIRotateCmd is pki rotate.
+func newPKIRotateCmd() *cobra.Command {
 	var rdir, role, rhosts string
 	rotateCmd := &cobra.Command{
 		Use:   "rotate --dir DIR --role server|shuffler|client [--hosts H1,H2]",
@@ -117,6 +131,5 @@ clients per file: enrol a larger population in several files.`, pki.MaxEnrol),
 	rotateCmd.Flags().StringVar(&rdir, "dir", "", "the `DIR` pki init wrote (with operator/ca.key)")
 	rotateCmd.Flags().StringVar(&role, "role", "", "the `ROLE` to rotate: server, shuffler or client")
 	rotateCmd.Flags().StringVar(&rhosts, "hosts", "", "new extra host names or IP addresses (server and shuffler only), comma separated")
-	cmd.AddCommand(initCmd, enrolCmd, rotateCmd)
-	return cmd
+	return rotateCmd
 }
