@@ -52,14 +52,17 @@ type calibrateOutput struct {
 	// unless value is the end of the search range.
 	NextEpsilon *float64 `json:"next_epsilon,omitempty"`
 	// Evaluations counts the accountant evaluations of the search.
-	Evaluations int      `json:"evaluations"`
-	Mechanism   string   `json:"mechanism"`
-	N           int64    `json:"n"`
-	K           *int64   `json:"k,omitempty"`
-	Rate        *float64 `json:"rate,omitempty"`
-	Eps0        *float64 `json:"eps0,omitempty"`
-	Sigma       *float64 `json:"sigma,omitempty"`
-	Steps       int64    `json:"steps"`
+	Evaluations int `json:"evaluations"`
+	// NoPLDValue is the answer of the first stage of "best" (the RDP and
+	// approximate-DP routes, best-no-pld), which the PLD route refined.
+	NoPLDValue *float64 `json:"no_pld_value,omitempty"`
+	Mechanism  string   `json:"mechanism"`
+	N          int64    `json:"n"`
+	K          *int64   `json:"k,omitempty"`
+	Rate       *float64 `json:"rate,omitempty"`
+	Eps0       *float64 `json:"eps0,omitempty"`
+	Sigma      *float64 `json:"sigma,omitempty"`
+	Steps      int64    `json:"steps"`
 	// Adjacency is the neighbouring relation the epsilon is for
 	// (--adjacency or the mechanism's default).
 	Adjacency string `json:"adjacency"`
@@ -165,6 +168,7 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 		return calibrateOutput{}, fmt.Errorf("calibrating --%s: %w", solve, err)
 	}
 	var refinedNext *float64 // epsilon at value+1 from the PLD stage (integers)
+	noPLD := value
 	if refine {
 		req.Bound = event.BoundPLD
 		var more int
@@ -199,6 +203,7 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 		// above the target, and so is best, whose cheap routes are too);
 		// another PLD evaluation is not spent on it.
 		out.NextEpsilon = refinedNext
+		out.NoPLDValue = &noPLD
 	} else if (solve == solveK || solve == solveSteps) && int64(value) < hi {
 		next, err := calibrateEval(with(value + 1))
 		if err == nil {
@@ -400,6 +405,9 @@ func writeCalibrateText(w io.Writer, o calibrateOutput) {
 		fmt.Fprintf(w, ", order %g", o.Order)
 	}
 	fmt.Fprintf(w, "; %d evaluations)\n", o.Evaluations)
+	if o.NoPLDValue != nil && *o.NoPLDValue != o.Value {
+		fmt.Fprintf(w, "without the PLD route (best-no-pld): %s = %s\n", o.Solve, strconv.FormatFloat(*o.NoPLDValue, 'g', -1, 64))
+	}
 	if o.NextEpsilon != nil {
 		fmt.Fprintf(w, "%s = %d would spend epsilon %.10g\n", o.Solve, int64(o.Value)+1, *o.NextEpsilon)
 	}
