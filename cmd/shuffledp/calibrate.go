@@ -182,6 +182,13 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 			return calibrateOutput{}, fmt.Errorf("calibrating --%s against the PLD route: %w", solve, err)
 		}
 		if next > 0 {
+			// best at value+1 is the smaller of the PLD route's epsilon
+			// there and the cheap routes' (evaluated now: milliseconds).
+			r := with(next)
+			r.Bound = boundBestNoPLD
+			if row, err := calibrateEval(r); err == nil && row.Epsilon < nextEps {
+				nextEps = row.Epsilon
+			}
 			refinedNext = &nextEps
 		}
 		// The answer is reported (and verified against the target) by

@@ -170,8 +170,12 @@ func TestCalibrateBestPLD(t *testing.T) {
 		default:
 			beyond = strconv.FormatFloat(best.Value*(1-1e-3), 'g', -1, 64)
 		}
-		if e := accountEpsilon(t, append(acct, "--"+c.solve, beyond)...); !(e > c.target) {
+		e := accountEpsilon(t, append(acct, "--"+c.solve, beyond)...)
+		if !(e > c.target) {
 			t.Errorf("%v: %s=%s beyond the answer %s still meets the target: %g", args, c.solve, beyond, val, e)
+		}
+		if best.NextEpsilon != nil && *best.NextEpsilon != e {
+			t.Errorf("%v: next_epsilon %.17g, account --bound best at %s %.17g", args, *best.NextEpsilon, beyond, e)
 		}
 		t.Logf("%s: best-no-pld %g, best %g (%s, %d evaluations)", c.solve, cheapVal, best.Value, best.Winner, best.Evaluations)
 	}
