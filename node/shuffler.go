@@ -285,7 +285,10 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	if err != nil {
 		return err
 	}
-	l, err := ledger.Open(ctx, s.cfg.Store, s.run.Run, ledger.Options{Delta: s.cfg.Delta, Target: target})
+	l, err := ledger.Open(ctx, s.cfg.Store, s.run.Run, ledger.Options{Delta: s.cfg.Delta, Target: target,
+		// The same stop as the server's loop (training.Config.LedgerOptions):
+		// past the cheap routes, the PLD route may admit further rounds.
+		PLDStop: true})
 	if err != nil {
 		return fmt.Errorf("shuffler: ledger: %w", err)
 	}
