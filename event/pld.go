@@ -100,6 +100,9 @@ func PLD(events []Composed, delta float64) (PLDResult, error) {
 }
 
 // hasPLD reports whether e's mechanism has a dominating pair in package pld.
-func hasPLD(e Event) bool {
-	return IsLDP(e.Mechanism) || e.Mechanism == SampledGaussian
-}
+func hasPLD(e Event) bool { return HasPLDRoute(e.Mechanism) }
+
+// HasPLDRoute reports whether mechanism m has a PLD route (a dominating
+// pair in package pld: the LDP shuffle mechanisms and the sampled
+// Gaussian), which Best then compares with the others.
+func HasPLDRoute(m string) bool { return IsLDP(m) || m == SampledGaussian }
