@@ -190,6 +190,31 @@ func (e Event) reports() int64 {
 	return e.K
 }
 
+// Flags formats e as the flags of `shuffledp account` that describe it
+// ("--mechanism subsampled-shuffle --n 60000 --k 1000 --eps0 2"), with the
+// adjacency of a Gaussian event spelled out (an event stored without one
+// has its legacy meaning, which is not account's default).
+func (e Event) Flags() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "--mechanism %s --n %d", e.Mechanism, e.N)
+	if e.K != 0 {
+		fmt.Fprintf(&b, " --k %d", e.K)
+	}
+	if e.Eps0 != 0 {
+		fmt.Fprintf(&b, " --eps0 %g", e.Eps0)
+	}
+	if e.Sigma != 0 {
+		fmt.Fprintf(&b, " --sigma %g", e.Sigma)
+	}
+	if e.Rate != 0 {
+		fmt.Fprintf(&b, " --rate %g", e.Rate)
+	}
+	if e.Sigma != 0 {
+		fmt.Fprintf(&b, " --adjacency %s", e.EffectiveAdjacency())
+	}
+	return b.String()
+}
+
 // String formats e as mechanism(parameters), listing the parameters the
 // mechanism uses and the adjacency when set:
 // "subsampled-shuffle(n=60000, k=10000, eps0=1.5)",

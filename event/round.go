@@ -133,3 +133,50 @@ func (r Round) Event() Event {
 	}
 	return e
 }
+
+// RandomizerLDP is the randomizer name RoundOf gives an eps0-LDP round:
+// any eps0-LDP local randomizer has the same event (RoundEvent's default
+// row), so the name of the one used is not recorded in the event.
+const RandomizerLDP = "eps0-ldp"
+
+// RoundOf is the inverse of RoundEvent: the round configuration whose event
+// e is, by the rows of RoundEvent's table read right to left (an eps0-LDP
+// round's randomizer is RandomizerLDP). Every field of e is carried over,
+// so RoundEvent(RoundOf(e)) gives e back exactly when e is an event some
+// round debits (CheckRoundEvent). The mechanisms without subsampling
+// (shuffle, shuffle-gaussian) are the event of no training round: every
+// round samples k of n, even k = n.
+func RoundOf(e Event) (Round, error) {
+	r := Round{N: e.N, Reports: e.K, Eps0: e.Eps0, Sigma: e.Sigma, Rate: e.Rate, Adjacency: e.Adjacency, Participation: ParticipationSample}
+	switch e.Mechanism {
+	case SubsampledShuffle:
+		r.Randomizer = RandomizerLDP
+	case SubsampledShuffleGaussian:
+		r.Randomizer = RandomizerGaussian
+	case CheckinGaussian:
+		r.Randomizer, r.Participation = RandomizerGaussian, ParticipationCheckIn
+	case SampledGaussian:
+		r.Randomizer = RandomizerCentralGaussian
+	default:
+		return Round{}, fmt.Errorf("%s is the event of no training round (rounds are %s, %s, %s or %s)", e, SubsampledShuffle, SubsampledShuffleGaussian, CheckinGaussian, SampledGaussian)
+	}
+	return r, nil
+}
+
+// CheckRoundEvent reports (nil) whether e is exactly the event RoundEvent
+// builds for its round, RoundOf(e): an event a simulation or a shuffler
+// debits. Otherwise the error says how e differs.
+func CheckRoundEvent(e Event) error {
+	r, err := RoundOf(e)
+	if err != nil {
+		return err
+	}
+	got, err := RoundEvent(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", e, err)
+	}
+	if got != e {
+		return fmt.Errorf("%s is not the event of its round, which is %s", e, got)
+	}
+	return nil
+}

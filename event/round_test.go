@@ -77,3 +77,43 @@ func TestRoundEventRefuses(t *testing.T) {
 		}
 	}
 }
+
+// RoundOf inverts RoundEvent: for every round kind, RoundEvent(RoundOf(e))
+// is e and CheckRoundEvent accepts it; an event of no round (no
+// subsampling), or one with a field its round kind does not carry, is
+// refused by CheckRoundEvent.
+func TestRoundOfInvertsRoundEvent(t *testing.T) {
+	for _, r := range []Round{
+		{Randomizer: "rinf", N: 60000, Reports: 10000, Eps0: 1.5},
+		{Randomizer: RandomizerGaussian, N: 1000, Reports: 100, Sigma: 5, Adjacency: AdjacencyReplaceOne},
+		{Randomizer: RandomizerGaussian, N: 1000, Reports: 100, Sigma: 5},
+		{Randomizer: RandomizerGaussian, Participation: ParticipationCheckIn, N: 60000, Sigma: 2, Rate: 0.1, Adjacency: AdjacencyZeroOut},
+		{Randomizer: RandomizerCentralGaussian, N: 60000, Sigma: 1.1, Rate: 0.01, Adjacency: AdjacencyAddRemove},
+	} {
+		e, err := RoundEvent(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := RoundOf(e)
+		if err != nil {
+			t.Fatalf("RoundOf(%s): %v", e, err)
+		}
+		if again, err := RoundEvent(back); err != nil || again != e {
+			t.Errorf("RoundEvent(RoundOf(%s)) = %s, %v", e, again, err)
+		}
+		if err := CheckRoundEvent(e); err != nil {
+			t.Errorf("CheckRoundEvent(%s): %v", e, err)
+		}
+	}
+	for _, e := range []Event{
+		{Mechanism: Shuffle, N: 100, Eps0: 1},
+		{Mechanism: ShuffleGaussian, N: 100, Sigma: 1, Adjacency: AdjacencyReplaceOne},
+		{Mechanism: CheckinGaussian, N: 1000, K: 10, Rate: 0.01, Sigma: 4, Adjacency: AdjacencyReplaceOne},
+		{Mechanism: SubsampledShuffle, N: 100, K: 10, Eps0: 1, Adjacency: AdjacencyReplaceOne},
+		{Mechanism: SubsampledShuffle, N: 100, K: 10, Eps0: 1, Sigma: 3},
+	} {
+		if err := CheckRoundEvent(e); err == nil {
+			t.Errorf("CheckRoundEvent(%+v) accepted an event no round debits", e)
+		}
+	}
+}

@@ -93,7 +93,7 @@ func TestLedgerShowAgreesWithAccount(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &show); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			acctArgs := append(strings.Fields(describeEvent(tc.ev)), "--steps", fmt.Sprint(tc.rounds), "--delta", tc.delta, "--json")
+			acctArgs := append(strings.Fields(tc.ev.Flags()), "--steps", fmt.Sprint(tc.rounds), "--delta", tc.delta, "--json")
 			aout, err := runCmd(t, newAccountCmd, acctArgs...)
 			if err != nil {
 				t.Fatalf("account %v: %v\n%s", acctArgs, err, aout)
@@ -285,7 +285,7 @@ func TestLedgerReaccount(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &show); err != nil {
 			t.Fatal(err)
 		}
-		aout, err := runCmd(t, newAccountCmd, append(strings.Fields(describeEvent(ev)), "--steps", "10", "--delta", "1e-5", "--bound", c.bound, "--json")...)
+		aout, err := runCmd(t, newAccountCmd, append(strings.Fields(ev.Flags()), "--steps", "10", "--delta", "1e-5", "--bound", c.bound, "--json")...)
 		if err != nil {
 			t.Fatal(err)
 		}
