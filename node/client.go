@@ -47,8 +47,8 @@ type ClientPoolConfig struct {
 	// Dropout is a SIMULATION of unreliable devices: each sampled client
 	// ignores a round with this probability (an independent coin from
 	// crypto/rand per client and round), so the shuffler puts a dummy in
-	// its place at the deadline. 0: none. Refused for check-in runs, whose
-	// accounting assumes every client checks in with the run's rate.
+	// its place at the deadline (under check-in: each client the shuffler
+	// selected). 0: none.
 	Dropout float64
 	// Log receives a line per round (nil: none).
 	Log *log.Logger
@@ -159,9 +159,6 @@ func (p *ClientPool) Run(ctx context.Context) error {
 	if p.cfg.Hi > int64(run.Population) {
 		return fmt.Errorf("clients %d:%d: the run has %d clients", p.cfg.Lo, p.cfg.Hi, run.Population)
 	}
-	if p.cfg.Dropout > 0 && run.Participation == protocol.ParticipationCheckIn {
-		return errors.New("dropout: a check-in run's accounting assumes every client checks in with the run's rate; --dropout simulates dropouts of sampled runs only")
-	}
 	ds, err := LoadClientData(spec.Dataset, p.cfg.DataDir, run.Population)
 	if err != nil {
 		return err
@@ -200,7 +197,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		workers[id] = ws
 		return ws, nil
 	}
-	coin := randomizer.NewCryptoSource() // check-in decisions
+	coin := randomizer.NewCryptoSource() // --dropout's coins
 	for id := range keys {               // build the clients early, to check model and data
 		if _, err := workersFor(id); err != nil {
 			return err
@@ -314,7 +311,9 @@ func (p *ClientPool) Run(ctx context.Context) error {
 			continue
 		}
 		round := protocol.Round{ID: a.Round, Model: protocol.Model{Run: a.Model.Run, Version: a.Model.Version, Params: a.Model.Params}}
-		clients, declined := a.Clients, []*pb.ClientCredential(nil)
+		// a.Clients are the clients the shuffler sampled (under check-in:
+		// selected by its coins); each reports.
+		clients := a.Clients
 		if p.cfg.Dropout > 0 {
 			if clients, err = p.dropout(clients, coin); err != nil {
 				return err
@@ -323,12 +322,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 				continue
 			}
 		}
-		if run.Participation == protocol.ParticipationCheckIn {
-			if clients, declined, err = p.checkIn(run.Rate, a.Clients, coin); err != nil {
-				return err
-			}
-		}
-		if err := p.serve(ctx, shuf, ws, run, ds, &round, clients, declined); err != nil {
+		if err := p.serve(ctx, shuf, ws, run, ds, &round, clients); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -459,29 +453,6 @@ func (p *ClientPool) dropout(clients []int64, coin randomizer.Source) ([]int64, 
 // ignore their round.
 func (p *ClientPool) Dropped() int64 { return p.dropped.Load() }
 
-// checkIn decides for each client relayed a check-in round whether it
-// takes part, with probability rate from crypto/rand (client.CheckIn), and
-// returns those that do and the credentials of those that do not.
-func (p *ClientPool) checkIn(rate float64, clients []int64, coin randomizer.Source) ([]int64, []*pb.ClientCredential, error) {
-	var in []int64
-	var out []*pb.ClientCredential
-	for _, c := range clients {
-		if c < p.cfg.Lo || c >= p.cfg.Hi {
-			return nil, nil, fmt.Errorf("client: assigned client %d outside %d:%d", c, p.cfg.Lo, p.cfg.Hi)
-		}
-		ok, err := client.CheckIn(rate, coin)
-		if err != nil {
-			return nil, nil, err
-		}
-		if ok {
-			in = append(in, c)
-		} else {
-			out = append(out, &pb.ClientCredential{Client: c, Token: p.cfg.Credentials.Token(c)})
-		}
-	}
-	return in, out, nil
-}
-
 // credential adds the credential of the pool's first client to a call's
 // metadata: the shuffler reads no message of a Work or Submit call without
 // one.
@@ -489,11 +460,10 @@ func (p *ClientPool) credential(ctx context.Context) context.Context {
 	return withCredential(ctx, p.cfg.Lo, p.cfg.Credentials.Token(p.cfg.Lo))
 }
 
-// serve computes the reports of the round's sampled (or checked-in)
-// clients in parallel and streams them to the shuffler in chunks as they
-// are ready, after the credentials of the clients that declined a
-// check-in round.
-func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*poolWorker, run protocol.RunConfig, ds *data.Dataset, round *protocol.Round, clients []int64, declined []*pb.ClientCredential) error {
+// serve computes the reports of the round's sampled (under check-in:
+// selected) clients in parallel and streams them to the shuffler in chunks
+// as they are ready.
+func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*poolWorker, run protocol.RunConfig, ds *data.Dataset, round *protocol.Round, clients []int64) error {
 	for _, c := range clients {
 		if c < p.cfg.Lo || c >= p.cfg.Hi {
 			return fmt.Errorf("client: assigned client %d outside %d:%d", c, p.cfg.Lo, p.cfg.Hi)
@@ -504,9 +474,6 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 		return fmt.Errorf("client: submit: %w", err)
 	}
 	var sendErr error
-	if len(declined) > 0 {
-		sendErr = stream.Send(&pb.ReportChunk{Run: run.Run, Round: round.ID, Declined: declined})
-	}
 	out := make(chan *pb.Report, 2*chunkReports)
 	var next atomic.Int64
 	var wg sync.WaitGroup

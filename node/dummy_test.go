@@ -45,7 +45,7 @@ func TestRoundDummiesDropDelivered(t *testing.T) {
 		t.Fatal(err)
 	}
 	round := protocol.Round{ID: 3, Model: protocol.Model{Run: "r"}}
-	d.set(round, 1)
+	d.set(round, 1, 4)
 	d.delivered(3, 0) // before the precomputation finished
 	d.precompute(round, 4)
 	d.delivered(3, 2) // after

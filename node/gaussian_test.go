@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/ledger"
@@ -17,25 +18,30 @@ import (
 
 // TestGaussianOverTheNetwork runs randomizer gaussian with k of n sampled
 // and with shuffled check-in through a server node, a shuffler node and a
-// ClientPool (crypto/rand noise and check-in coins), and checks that every
-// debit on the shuffler's ledger is the event the accountant prices for
-// that mechanism: subsampled-shuffle-gaussian (n, k = the batch, sigma) and
-// checkin-gaussian (n, rate, sigma), and that the check-in batches are the
-// clients that checked in (every one of them: no round waits for the
-// timeout, the declines end it).
+// ClientPool (crypto/rand noise; the shuffler's check-in coins), and checks
+// that every debit on the shuffler's ledger is the event the accountant
+// prices for that mechanism: subsampled-shuffle-gaussian (n, k = the batch,
+// sigma) and checkin-gaussian (n, rate, sigma), and that every batch holds
+// one report per client drawn: the pools' reports plus the shuffler's
+// dummies. Under check-in with dropout (one pool's clients never deliver,
+// the other's with probability 1/2) the selected clients that did not
+// deliver are padded with dummies: the rounds are released and debited as
+// check-in rounds, and the batches are exactly the pools' reports plus the
+// dummies.
 func TestGaussianOverTheNetwork(t *testing.T) {
 	const sigma = 4
 	for _, tc := range []struct {
-		name   string
-		train  func(*training.Config)
-		want   func(reports int) event.Event
-		rounds int
+		name    string
+		train   func(*training.Config)
+		want    func(reports int) event.Event
+		rounds  int
+		dropout [2]float64
 	}{
 		{"gaussian k of n", func(c *training.Config) {
 			c.Randomizer, c.Eps0, c.Sigma, c.Clip = training.RandomizerGaussian, 0, sigma, 1
 		}, func(k int) event.Event {
 			return event.Event{Mechanism: event.SubsampledShuffleGaussian, N: 20, K: int64(k), Sigma: sigma, Adjacency: event.AdjacencyReplaceOne}
-		}, 2},
+		}, 2, [2]float64{}},
 		{"gaussian check-in, zero-out", func(c *training.Config) {
 			c.Randomizer, c.Eps0, c.Sigma, c.Clip = training.RandomizerGaussian, 0, sigma, 1
 			c.Participation, c.Rate, c.Sample = training.ParticipationCheckIn, 0.9, 0
@@ -43,7 +49,14 @@ func TestGaussianOverTheNetwork(t *testing.T) {
 			c.Epochs = 1.8 // expected batch 18: 2 rounds
 		}, func(int) event.Event {
 			return event.Event{Mechanism: event.CheckinGaussian, N: 20, Rate: 0.9, Sigma: sigma, Adjacency: event.AdjacencyZeroOut}
-		}, 2},
+		}, 2, [2]float64{}},
+		{"gaussian check-in, dropout", func(c *training.Config) {
+			c.Randomizer, c.Eps0, c.Sigma, c.Clip = training.RandomizerGaussian, 0, sigma, 1
+			c.Participation, c.Rate, c.Sample = training.ParticipationCheckIn, 0.9, 0
+			c.Epochs = 1.8
+		}, func(int) event.Event {
+			return event.Event{Mechanism: event.CheckinGaussian, N: 20, Rate: 0.9, Sigma: sigma, Adjacency: event.AdjacencyReplaceOne}
+		}, 2, [2]float64{1, 0.5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -52,7 +65,12 @@ func TestGaussianOverTheNetwork(t *testing.T) {
 			tc.train(&probe)
 			// The shuffler pins the relation it debits for (its
 			// --adjacency): a zero-out run needs a zero-out shuffler.
-			shufflerAdj := func(c *ShufflerConfig) { c.Adjacency = probe.Adjacency }
+			shufflerAdj := func(c *ShufflerConfig) {
+				c.Adjacency = probe.Adjacency
+				if tc.dropout != [2]float64{} { // released at a short deadline
+					c.RoundTimeout, c.ReleaseWhenComplete = 400*time.Millisecond, false
+				}
+			}
 			sh, srvAddr, shAddr, pkiDir, done := startNodesWith(t, store, nodeOptions{train: tc.train, shuffler: shufflerAdj})
 			tlsc, err := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleClient), pki.RoleClient)
 			if err != nil {
@@ -62,15 +80,16 @@ func TestGaussianOverTheNetwork(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Two pools, so a check-in round ends only when both answered.
+			// Two pools.
 			errs := make(chan error, 2)
 			var pools []*ClientPool
-			for _, r := range [][2]int64{{0, 7}, {7, 20}} {
+			for i, r := range [][2]int64{{0, 7}, {7, 20}} {
 				creds, err := enr.Enrol(r[0], r[1])
 				if err != nil {
 					t.Fatal(err)
 				}
-				pool, err := NewClientPool(ClientPoolConfig{Shuffler: shAddr, Server: srvAddr, TLS: tlsc, Credentials: creds, Workers: 1})
+				pool, err := NewClientPool(ClientPoolConfig{Shuffler: shAddr, Server: srvAddr, TLS: tlsc, Credentials: creds, Workers: 1,
+					Dropout: tc.dropout[i]})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -104,8 +123,14 @@ func TestGaussianOverTheNetwork(t *testing.T) {
 				}
 				reports += int64(e.Reports)
 			}
-			if got := pools[0].Reports() + pools[1].Reports(); got != reports || reports != st.Forwarded {
-				t.Errorf("pools %d reports accepted, ledger %d, forwarded %d", got, reports, st.Forwarded)
+			if got := pools[0].Reports() + pools[1].Reports(); got+st.Dummies != reports || reports != st.Forwarded {
+				t.Errorf("pools %d reports accepted, %d dummies, ledger %d, forwarded %d", got, st.Dummies, reports, st.Forwarded)
+			}
+			if tc.dropout[0] == 1 && st.Dummies < int64(pools[0].Dropped()) {
+				t.Errorf("%d dummies for %d clients that dropped out", st.Dummies, pools[0].Dropped())
+			}
+			if tc.dropout[0] == 1 && (pools[0].Reports() != 0 || pools[0].Dropped() == 0) {
+				t.Errorf("pool 0 with dropout 1: %d reports, %d dropped", pools[0].Reports(), pools[0].Dropped())
 			}
 		})
 	}

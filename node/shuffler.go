@@ -118,8 +118,8 @@ type Shuffler struct {
 	keys    map[uint8]protocol.KeyConfig
 	svc     *shuffler.Service
 	budget  *claimBudget
-	dummies *roundDummies // nil under check-in (nobody is sampled, nothing is missing)
-	started bool          // the first round was opened (MinConnected no longer applies)
+	dummies *roundDummies
+	started bool // the first round was opened (MinConnected no longer applies)
 	// connects counts the times the connection to the server became
 	// ready: a change means the server may have restarted from an older
 	// checkpoint, so the next model is asked for afresh.
@@ -163,24 +163,11 @@ type openRound struct {
 	keyID    uint8
 	ids      map[[protocol.ReportIDSize]byte]struct{}
 	accepted int
-	complete chan struct{}
-	// Check-in: the clients that answered (reported or declined) and how
-	// many the round was relayed to; the round is complete when all have.
-	checkIn  bool
-	answered map[int64]struct{}
+	// expected is the number of clients the round was drawn for (k, or
+	// under check-in the number selected); complete is closed when that
+	// many reports were accepted.
 	expected int
-}
-
-// answer records client's answer to a check-in round and closes complete
-// when every client relayed the round has answered. Called with s.mu held.
-func (r *openRound) answer(client int64) {
-	if _, dup := r.answered[client]; dup {
-		return
-	}
-	r.answered[client] = struct{}{}
-	if len(r.answered) == r.expected {
-		close(r.complete)
-	}
+	complete chan struct{}
 }
 
 // NewShuffler returns a shuffler node; Run connects it to the server.
@@ -302,14 +289,17 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	if s.cfg.MinConnected > s.run.Population {
 		return fmt.Errorf("min-connected %d: the run has %d clients", s.cfg.MinConnected, s.run.Population)
 	}
-	svcCfg := shuffler.ServiceConfig{Run: s.run, Budget: s.budget}
-	if s.run.Participation != protocol.ParticipationCheckIn {
-		if s.dummies, err = newRoundDummies(s.run, s.keys); err != nil {
-			return fmt.Errorf("shuffler: %w", err)
-		}
-		svcCfg.Dummies = s.dummies
-		s.budget.dummies = s.dummies
+	// Under check-in the shuffler flips every enrolled client's coin
+	// itself and pads the selected clients that do not deliver, exactly
+	// as it pads the sampled ones: the batch size is the number selected,
+	// whoever dropped out (docs/proofs/dummy-reports.md, check-in rounds).
+	svcCfg := shuffler.ServiceConfig{Run: s.run, Budget: s.budget,
+		SelectCheckIn: s.run.Participation == protocol.ParticipationCheckIn}
+	if s.dummies, err = newRoundDummies(s.run, s.keys); err != nil {
+		return fmt.Errorf("shuffler: %w", err)
 	}
+	svcCfg.Dummies = s.dummies
+	s.budget.dummies = s.dummies
 	if s.svc, err = shuffler.NewService(svcCfg); err != nil {
 		return err
 	}
@@ -499,23 +489,14 @@ func (s *Shuffler) waitClients(ctx context.Context) error {
 // batch was released; an error is fatal (a debited batch not forwarded).
 func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round protocol.Round, m *pb.Model, l *ledger.Ledger) (bool, error) {
 	start := time.Now()
-	r := &openRound{id: round.ID, keyID: uint8(m.KeyId), ids: make(map[[protocol.ReportIDSize]byte]struct{}, s.run.PerRound), complete: make(chan struct{}),
-		checkIn: s.run.Participation == protocol.ParticipationCheckIn}
+	sampled := s.svc.Sampled()
+	r := &openRound{id: round.ID, keyID: uint8(m.KeyId), ids: make(map[[protocol.ReportIDSize]byte]struct{}, len(sampled)),
+		expected: len(sampled), complete: make(chan struct{})}
 	relay := &pb.Model{Run: m.Run, Version: m.Version, Params: m.Params, KeyId: m.KeyId}
 	s.mu.Lock()
 	s.round = r
 	byWorker := map[*worker][]int64{}
-	if r.checkIn { // the round goes to every client; each decides
-		r.answered = make(map[int64]struct{}, len(s.workers))
-		for c, w := range s.workers {
-			byWorker[w] = append(byWorker[w], c)
-		}
-		r.expected = len(s.workers)
-		for _, cs := range byWorker {
-			slices.Sort(cs)
-		}
-	}
-	for _, c := range s.svc.Sampled() {
+	for _, c := range sampled {
 		if w := s.workers[int64(c)]; w != nil {
 			byWorker[w] = append(byWorker[w], int64(c))
 		}
@@ -529,10 +510,10 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 	// makes the count harmless) they are made at release, as needed.
 	var pre chan struct{}
 	if s.dummies != nil {
-		s.dummies.set(round, r.keyID)
+		s.dummies.set(round, r.keyID, len(sampled))
 		if !s.cfg.ReleaseWhenComplete {
 			pre = make(chan struct{})
-			go func() { defer close(pre); s.dummies.precompute(round, s.run.PerRound) }()
+			go func() { defer close(pre); s.dummies.precompute(round, len(sampled)) }()
 		}
 	}
 	for w, cs := range byWorker {
@@ -542,7 +523,7 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 		}
 	}
 	complete := r.complete
-	if !s.cfg.ReleaseWhenComplete && !r.checkIn {
+	if !s.cfg.ReleaseWhenComplete {
 		complete = nil // release at the deadline, never earlier
 	}
 	select {
@@ -553,7 +534,7 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 	if pre != nil {
 		<-pre
 	}
-	if ctx.Err() != nil && !r.checkIn {
+	if ctx.Err() != nil {
 		// Stopping mid-round: abandon it rather than release it early.
 		s.mu.Lock()
 		s.round = nil
@@ -971,34 +952,22 @@ func (s *Shuffler) accept(chunk *pb.ReportChunk, rep *pb.Report) (Reason, bool) 
 	}
 	s.stats.add(func(st *Stats) { st.Accepted++ })
 	s.cfg.Metrics.ReportAccepted()
-	if r.checkIn {
-		if s.workers[rep.Client] != nil {
-			r.answer(rep.Client)
-		}
-	} else if r.accepted == s.run.PerRound {
+	if r.accepted == r.expected {
 		close(r.complete)
 	}
 	return "", true
 }
 
-// decline records that an authenticated client did not check in to the
-// open round (participation checkin), so the round can end as soon as
-// every client has answered instead of at the timeout.
+// decline refuses a check-in decline (a client saying it does not take
+// part), which the former client-side check-in sent: the shuffler selects
+// the check-in clients itself, and a selected client that does not
+// deliver is a dropout, padded at the deadline; an answer that would end
+// the round early is not taken.
 func (s *Shuffler) decline(chunk *pb.ReportChunk, d *pb.ClientCredential) (Reason, bool) {
 	if chunk.Run != s.run.Run || !s.cfg.Enroller.Verify(d.Client, d.Token) {
 		return RejectUnauthenticated, false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.round
-	switch {
-	case r == nil || chunk.Round != r.id:
-		return RejectWrongRound, false
-	case !r.checkIn || s.workers[d.Client] == nil:
-		return RejectNotSampled, false
-	}
-	r.answer(d.Client)
-	return "", true
+	return RejectNotSampled, false
 }
 
 // claimBudget claims the round's report ids in the durable report-id store
@@ -1140,11 +1109,12 @@ func (d *roundDummies) maker(id uint8) (*shuffler.DummyReports, error) {
 	return m, nil
 }
 
-// set starts round r, whose reports are sealed to key id.
-func (d *roundDummies) set(r protocol.Round, id uint8) {
+// set starts round r of slots sampled clients, whose reports are sealed
+// to key id.
+func (d *roundDummies) set(r protocol.Round, id uint8, slots int) {
 	d.mu.Lock()
 	d.round, d.keyID, d.pre, d.issued = r.ID, id, nil, nil
-	d.got = make([]bool, d.run.PerRound)
+	d.got = make([]bool, slots)
 	d.mu.Unlock()
 }
 

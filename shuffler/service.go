@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/shuffledp/shuffledp/internal/faultpoint"
@@ -63,7 +64,33 @@ type ServiceConfig struct {
 	// sampled client always delivers, since the discard is visible to the
 	// server and not debited.
 	ReleasePartial bool
+	// SelectCheckIn (check-in runs only; the networked deployment's
+	// policy) has the service flip every enrolled client's check-in coin
+	// itself, with probability Run.Rate from Randomness (which must
+	// implement CheckInSelector; crypto/rand by default), and treat the
+	// selected clients like a sample: Sampled lists them, Submit accepts
+	// reports from them only, and at Release, with Dummies, every selected
+	// client that did not deliver is replaced by a dummy report. The batch
+	// then has exactly as many reports as clients were selected, a Bin(n,
+	// rate) number that does not depend on the data or on who dropped
+	// out: the released view of the ideal check-in mechanism that the
+	// check-in event prices (docs/proofs/dummy-reports.md, "Check-in
+	// rounds"). A draw that selects fewer than Run.MinBatch is drawn
+	// again (never relayed); the run must then have (1-rate)^n <= 2^-64,
+	// so the conditioning this adds stays below that (NewService refuses
+	// others). Without it (the simulation's check-in) the clients decide
+	// with their own coins and Release takes whatever arrived.
+	SelectCheckIn bool
 }
+
+// maxLogEmptyCheckIn is log(2^-64): with SelectCheckIn, a run in which no
+// client is selected with probability (1-rate)^n above it is refused
+// (empty draws are drawn again and not debited).
+var maxLogEmptyCheckIn = -64 * math.Ln2
+
+// maxCheckInDraws bounds the draws of one round's check-in selection
+// (each empty one has probability at most 2^-64).
+const maxCheckInDraws = 1000
 
 // Service is the shuffler role of the shuffle model, the party trusted for
 // anonymity (it sees who reports, never what: it only ever holds sealed
@@ -97,7 +124,11 @@ type ServiceConfig struct {
 // (see ServiceConfig for the assumption each needs).
 //
 // Shuffled check-in (Run.Participation protocol.ParticipationCheckIn;
-// Liew et al. 2022, ICLR'23 submission Sec. 4.2). The service samples
+// Liew et al. 2022, ICLR'23 submission Sec. 4.2). With SelectCheckIn (the
+// networked shuffler) the service flips every client's coin and the
+// selected clients are treated like a sample, padded with Dummies: the
+// batch has exactly as many reports as clients were selected. Without it
+// (the simulation, where nobody drops out) the service samples
 // nobody: the round is relayed to every client (Sampled is empty), each
 // client decides with its own randomness whether to take part, and Submit
 // accepts one report from any client of the run. Release permutes the
@@ -121,6 +152,10 @@ type Service struct {
 	reports [][]byte // slot -> sealed report (nil until delivered); check-in: client -> report
 	got     int
 	checkIn bool
+	// SelectCheckIn: the coins' source, and slot storage for up to n
+	// selected clients (reports is a prefix of it).
+	selector CheckInSelector
+	slots    [][]byte
 }
 
 // NewService returns the shuffler role for cfg.
@@ -141,13 +176,29 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		sample:  make([]int, cfg.Run.PerRound),
 		slotOf:  make([]int32, cfg.Run.Population),
 		reports: make([][]byte, cfg.Run.PerRound)}
-	if cfg.Run.Participation == protocol.ParticipationCheckIn {
+	checkIn := cfg.Run.Participation == protocol.ParticipationCheckIn
+	switch {
+	case cfg.SelectCheckIn && !checkIn:
+		return nil, fmt.Errorf("shuffler: check-in selection for a run of participation %q", cfg.Run.Participation)
+	case cfg.SelectCheckIn && float64(cfg.Run.Population)*math.Log1p(-cfg.Run.Rate) > maxLogEmptyCheckIn:
+		return nil, fmt.Errorf("shuffler: rate: the probability that no client is selected, (1-rate)^clients = %.3g, must be <= 2^-64 (raise the rate or the clients); an empty draw is drawn again and not debited",
+			math.Pow(1-cfg.Run.Rate, float64(cfg.Run.Population)))
+	case cfg.SelectCheckIn:
+		s.sample, s.slots = make([]int, 0, cfg.Run.Population), make([][]byte, cfg.Run.Population)
+		s.reports = s.slots[:0]
+	case checkIn:
 		s.checkIn, s.sample, s.reports = true, nil, make([][]byte, cfg.Run.Population)
 	}
 	if s.rnd == nil {
 		var err error
 		if s.rnd, err = NewCryptoRandomness(cfg.Run.Population, cfg.Run.PerRound); err != nil {
 			return nil, err
+		}
+	}
+	if cfg.SelectCheckIn {
+		var ok bool
+		if s.selector, ok = s.rnd.(CheckInSelector); !ok {
+			return nil, errors.New("shuffler: check-in selection needs a Randomness that implements CheckInSelector")
 		}
 	}
 	for i := range s.slotOf {
@@ -191,7 +242,7 @@ func (s *Service) Open(ctx context.Context, m protocol.Model) (protocol.Round, e
 			return protocol.Round{}, fmt.Errorf("shuffler: round %d: %w", id, err)
 		}
 	}
-	perm, err := s.rnd.Round(s.sample)
+	perm, err := s.draw()
 	if err != nil {
 		return protocol.Round{}, fmt.Errorf("shuffler: sampling round %d: %w", id, err)
 	}
@@ -203,11 +254,32 @@ func (s *Service) Open(ctx context.Context, m protocol.Model) (protocol.Round, e
 	return s.round, nil
 }
 
+// draw samples the round's clients (with SelectCheckIn: flips every
+// client's coin, again while fewer than the minimum batch are selected)
+// and returns the source of its permutation.
+func (s *Service) draw() (randomizer.Source, error) {
+	if s.selector == nil {
+		return s.rnd.Round(s.sample)
+	}
+	for range maxCheckInDraws {
+		sel, perm, err := s.selector.CheckIn(s.cfg.Run.Population, s.cfg.Run.Rate, s.sample)
+		if err != nil {
+			return nil, err
+		}
+		if s.sample = sel; len(sel) >= s.cfg.Run.MinBatch {
+			s.reports = s.slots[:len(sel)]
+			return perm, nil
+		}
+	}
+	return nil, fmt.Errorf("fewer than the minimum batch %d selected in %d check-in draws at rate %g", s.cfg.Run.MinBatch, maxCheckInDraws, s.cfg.Run.Rate)
+}
+
 // Sampled returns the clients sampled in the open round, in sample order
 // (a client's position is its slot), for the transport that relays the
 // round message to them. The slice is the service's; do not modify it.
-// It is nil when no round is open, and empty under check-in (the round
-// goes to every client, each deciding for itself).
+// It is nil when no round is open; with SelectCheckIn it lists the
+// clients selected by their coins, and under check-in without it it is
+// empty (the round goes to every client, each deciding for itself).
 func (s *Service) Sampled() []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
