@@ -10,8 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shuffledp/shuffledp/deploy"
 	"github.com/shuffledp/shuffledp/node"
-	"github.com/shuffledp/shuffledp/pki"
+	"github.com/shuffledp/shuffledp/statedir"
 	"github.com/shuffledp/shuffledp/telemetry"
 )
 
@@ -70,15 +71,8 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 	parent := commandContext(cmd)
 	ctx, stop := signalContext(parent)
 	defer stop()
-	listenTLS, err := pki.ServerTLS(f.pkiDir, pki.RoleShuffler)
+	listenTLS, dialTLS, err := deploy.ShufflerTLS(f.pkiDir)
 	if err != nil {
-		return err
-	}
-	dialTLS, err := pki.ClientTLS(f.pkiDir, pki.RoleShuffler, pki.RoleServer)
-	if err != nil {
-		return err
-	}
-	if err := node.CheckOwnCertificates("shuffler", listenTLS, time.Now()); err != nil {
 		return err
 	}
 	// Bind first: a refused --listen leaves no state behind.
@@ -87,24 +81,14 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 		return fmt.Errorf("listen %s: %w", f.listen, err)
 	}
 	defer lis.Close()
-	// A start refused after the state directory was created
-	// removes it.
-	fresh := newFreshPaths(f.state)
+	// A start refused after the state directory was created removes it.
+	fresh := statedir.NewFreshPaths(f.state)
 	started := false
 	defer func() {
 		if !started {
-			fresh.remove()
+			fresh.Remove()
 		}
 	}()
-	st, err := node.OpenShufflerState(ctx, f.state, f.ledgerURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	enr, err := pki.LoadEnroller(f.pkiDir)
-	if err != nil {
-		return err
-	}
 	var metrics *telemetry.ShufflerMetrics
 	reg := telemetry.NewRegistry()
 	if f.metricsListen != "" {
@@ -112,15 +96,17 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 			return err
 		}
 	}
-	sh, err := node.NewShuffler(node.ShufflerConfig{Server: f.server, ServerTLS: dialTLS, TLS: listenTLS, Enroller: enr,
-		Store: st.Store, Delta: f.delta, TargetEpsilon: f.target, Adjacency: f.adjacency, Metrics: metrics,
+	proc, err := deploy.OpenShuffler(ctx, f.state, f.ledgerURL, f.pkiDir, node.ShufflerConfig{Server: f.server, ServerTLS: dialTLS, TLS: listenTLS,
+		Delta: f.delta, TargetEpsilon: f.target, Adjacency: f.adjacency, Metrics: metrics,
 		RoundTimeout: f.timeout, ConnectTimeout: f.connectTimeout, ReleaseWhenComplete: f.whenComplete, MinConnected: f.minConnected,
 		Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
 	if err != nil {
 		return err
 	}
+	defer proc.Close()
+	sh := proc.Node
 	mctx, mstop := context.WithCancel(context.Background())
-	waitMetrics, err := serveMetrics(mctx, "shuffler", f.metricsListen, f.metricsAddrTo, reg, cmd.ErrOrStderr())
+	waitMetrics, err := deploy.ServeMetrics(mctx, "shuffler", f.metricsListen, f.metricsAddrTo, reg, cmd.ErrOrStderr())
 	if err != nil {
 		mstop()
 		return err
