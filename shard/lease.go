@@ -1,0 +1,117 @@
+package shard
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// ErrLeaseLost is returned by Lease.Check when the lease's session no
+// longer holds the shard's lock (its connection broke, or an operator
+// terminated it): another replica may hold the shard now, so this one must
+// stop debiting and releasing.
+var ErrLeaseLost = errors.New("shard lease lost")
+
+// LeaseKey is the PostgreSQL advisory-lock key of shard i of run: the
+// first 8 bytes of SHA-256("shuffledp shard lease" 0 run 0 i), top bit
+// cleared (a non-negative bigint, so that pg_locks' classid and objid,
+// the key's high and low 32 bits, recombine to it without sign trouble).
+// The ledger's schema migration uses a fixed key of its own, which no
+// shard key equals but with probability 2^-63.
+func LeaseKey(run string, i int) int64 {
+	h := sha256.New()
+	h.Write([]byte("shuffledp shard lease\x00"))
+	h.Write([]byte(run))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.Itoa(i)))
+	return int64(binary.BigEndian.Uint64(h.Sum(nil)[:8]) &^ (1 << 63))
+}
+
+// Lease is a replica's hold on one shard: a session-level PostgreSQL
+// advisory lock (pg_advisory_lock on LeaseKey) taken on a connection of
+// its own, which nothing else uses. PostgreSQL releases such a lock when
+// the session ends, so a replica killed with SIGKILL (its connection
+// closed by the kernel) or cut off (the server's TCP keepalive ends the
+// session) hands the shard to the next waiter without anyone's help.
+//
+// A lease is not a fence: between Check and a debit the session may end.
+// What makes a double debit impossible is the ledger (its UNIQUE (run,
+// round) key and stale-view check: an old holder that debits after the new
+// one gets ErrStale or ErrConflict), and what makes a double release
+// impossible is the Collector (one batch per shard and round).
+type Lease struct {
+	db    *sql.DB
+	conn  *sql.Conn
+	key   int64
+	run   string
+	shard int
+	// Waited is how long Acquire waited for the lock.
+	Waited time.Duration
+}
+
+// Acquire takes shard i of run's lease in the PostgreSQL database at url,
+// waiting (pg_advisory_lock) while another session holds it: a standby
+// blocks here until the active replica's session ends. It returns when
+// the lock is held, or with ctx's error.
+func Acquire(ctx context.Context, url string, run string, i int) (*Lease, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("shard lease: %w", err)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	// A pool of one connection of the lease's own: closing the pool ends
+	// the session, which releases the lock whatever state the connection
+	// was left in (a wait cancelled just as the lock was granted).
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("shard lease: %w", err)
+	}
+	l := &Lease{db: db, conn: conn, key: LeaseKey(run, i), run: run, shard: i}
+	start := time.Now()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, l.key); err != nil {
+		l.Release()
+		return nil, fmt.Errorf("shard lease of run %q shard %d: %w", run, i, err)
+	}
+	l.Waited = time.Since(start)
+	return l, nil
+}
+
+// Check returns nil if the lease's session still holds the shard's lock,
+// and an error wrapping ErrLeaseLost otherwise (the query itself failing
+// counts as lost: the session is gone or unreachable).
+func (l *Lease) Check(ctx context.Context) error {
+	var held bool
+	err := l.conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks
+		WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objsubid = 1
+		AND (classid::bigint << 32) + objid::bigint = $1)`, l.key).Scan(&held)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: run %q shard %d: %v", ErrLeaseLost, l.run, l.shard, err)
+	case !held:
+		return fmt.Errorf("%w: run %q shard %d: the session no longer holds the lock", ErrLeaseLost, l.run, l.shard)
+	}
+	return nil
+}
+
+// Release gives the shard up: the lock is released and the lease's
+// session closed.
+func (l *Lease) Release() error {
+	l.conn.Close()
+	return l.db.Close()
+}
