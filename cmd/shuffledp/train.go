@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -14,9 +13,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/metrics"
-	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/server"
-	"github.com/shuffledp/shuffledp/statedir"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -97,12 +94,6 @@ func addTrainFlags(fl *pflag.FlagSet, f *trainFlags) {
 	fl.StringVar(&f.preset, "preset", "", "set the paper's stated setting (see Presets above): neurips21-fig3 or neurips21-fig6; flags given explicitly win")
 }
 
-// loadTrainData returns the training and test sets named by --dataset
-// (data.Load).
-func loadTrainData(f *trainFlags) (train, test *data.Dataset, err error) {
-	return data.Load(f.DataSpec())
-}
-
 // commandPath returns the subcommand path and the arguments as given
 // ("train", "--eps0=2", ...): the command line that reproduces the run.
 func commandPath(cmd *cobra.Command) []string {
@@ -158,26 +149,22 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	if err != nil {
 		return err
 	}
-	out, err := openTrainOutputs(cmd, f, &cfg)
+	run, err := training.OpenLocal(commandContext(cmd), training.LocalConfig{Options: f.Options, Config: cfg, State: f.state, Flags: trainRunFlags(cmd, cfg), Metrics: f.metrics})
 	if err != nil {
 		return err
 	}
-	defer out.Close()
-	tr, err := newTrainTrainer(f, cfg, out)
-	if err != nil {
-		return err
-	}
+	defer run.Close()
 	stderr := cmd.ErrOrStderr()
-	if err := printTrainStart(stderr, tr, out); err != nil {
+	if err := printTrainStart(stderr, run); err != nil {
 		return err
 	}
 	ctx, stop := signalContext(commandContext(cmd))
 	defer stop()
-	reason, last, err := trainWithProgress(ctx, stderr, f.noProgress, tr, out)
+	reason, last, err := trainWithProgress(ctx, stderr, f.noProgress, run)
 	if err != nil {
 		return err
 	}
-	return printTrainEnd(cmd, tr, out, reason, last)
+	return printTrainEnd(cmd, run, reason, last)
 }
 
 // trainRunConfig is trainConfig with the checks of train's own flags.
@@ -198,98 +185,20 @@ func trainRunConfig(cmd *cobra.Command, f *trainFlags) (training.Config, error) 
 	return cfg, nil
 }
 
-// trainOutputs are where a train run keeps its state: a state directory
-// (--state), or without one only a fresh metrics file (--metrics, opened
-// once the trainer is built) or nothing.
-type trainOutputs struct {
-	session     *statedir.Session
-	metricsPath string
-	log         *statedir.MetricsLog
-	resumedAt   int // rounds the session's checkpoint had completed
-}
-
-// openTrainOutputs checks every output, and locks the state directory,
-// before any data is loaded or any round runs; cfg.RunID is set.
-func openTrainOutputs(cmd *cobra.Command, f *trainFlags, cfg *training.Config) (*trainOutputs, error) {
-	out := &trainOutputs{}
-	if f.state != "" {
-		var err error
-		out.session, err = training.OpenSession(commandContext(cmd), statedir.SessionConfig{
-			Dir: f.state, Flags: trainRunFlags(cmd, *cfg), MayDiffer: training.ResumableFlags, Metrics: f.metrics,
-		}, cfg)
-		return out, err
-	}
-	if f.metrics != "" {
-		if err := statedir.CheckOutputFile("metrics", f.metrics); err != nil {
-			return nil, err
-		}
-		if st, err := os.Stat(f.metrics); err == nil && st.Size() > 0 {
-			return nil, fmt.Errorf("--metrics %s exists; remove it or choose another path (to keep a run that can resume, use --state DIR)", f.metrics)
-		}
-		out.metricsPath = f.metrics
-	}
-	return out, nil
-}
-
-// Close closes the metrics file and the session.
-func (o *trainOutputs) Close() error {
-	var errs []error
-	if o.log != nil {
-		errs = append(errs, o.log.Close())
-	}
-	if o.session != nil {
-		errs = append(errs, o.session.Close())
-	}
-	return errors.Join(errs...)
-}
-
-// newTrainTrainer loads the data, builds the model (theta_0 from --seed)
-// and the trainer on the outputs, and resumes the session's checkpoint or
-// opens the fresh metrics file.
-func newTrainTrainer(f *trainFlags, cfg training.Config, out *trainOutputs) (*training.Trainer, error) {
-	train, test, err := loadTrainData(f)
-	if err != nil {
-		return nil, err
-	}
-	m, err := model.New(f.Model, train.Dim, train.Classes)
-	if err != nil {
-		return nil, err
-	}
-	m.Init(model.NewInitRNG(f.Seed))
-	var opts []training.Option
-	if out.session != nil {
-		opts = training.SessionOptions(out.session)
-	}
-	tr, err := training.New(cfg, m, train, test, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if out.session != nil {
-		out.resumedAt, err = tr.Resume(out.session)
-		return tr, err
-	}
-	if out.metricsPath != "" {
-		if out.log, err = statedir.OpenMetricsLog(out.metricsPath, true); err != nil {
-			return nil, fmt.Errorf("--metrics: %w", err)
-		}
-	}
-	return tr, nil
-}
-
 // printTrainStart describes the run on stderr, and where it is kept.
-func printTrainStart(stderr io.Writer, tr *training.Trainer, out *trainOutputs) error {
-	cfg, m := tr.Config(), tr.Model()
+func printTrainStart(stderr io.Writer, out *training.LocalRun) error {
+	cfg, m := out.Trainer.Config(), out.Trainer.Model()
 	fmt.Fprintf(stderr, "train: %s on %d clients, k=%d per round, %s (clip %s %g, eps0 %g), %d rounds (%.4g epochs of %.4g rounds), %d params, %d workers\n",
 		m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.ClipNorm, cfg.Clip, cfg.Eps0, cfg.TotalRounds(), cfg.Epochs,
 		float64(cfg.Clients)/float64(cfg.Sample), m.NumParams(), cfg.Workers)
-	session := out.session
+	session := out.Session
 	switch {
 	case session == nil:
 		if cfg.Randomizer != training.RandomizerNone {
 			fmt.Fprintln(stderr, "train: no --state: the privacy ledger is kept in memory only and the run cannot resume; pass --state DIR for a durable ledger")
 		}
 	case session.Resumed():
-		msg := fmt.Sprintf("train: resuming run %s in %s at round %d", session.Run(), session.Dir(), out.resumedAt)
+		msg := fmt.Sprintf("train: resuming run %s in %s at round %d", session.Run(), session.Dir(), out.ResumedAt)
 		if l := session.Ledger(); l != nil {
 			g, err := l.Epsilon()
 			if err != nil {
@@ -321,16 +230,15 @@ func newTrainBar(stderr io.Writer, tr *training.Trainer) *progressbar.ProgressBa
 	return bar
 }
 
-// trainWithProgress runs the trainer (in its session, if it has one),
-// drawing the progress bar or printing every evaluation, and appending it
-// to the fresh metrics file; it returns the last evaluation.
-func trainWithProgress(ctx context.Context, stderr io.Writer, noProgress bool, tr *training.Trainer, out *trainOutputs) (training.StopReason, metrics.Record, error) {
+// trainWithProgress runs the run, drawing the progress bar or printing
+// every evaluation; it returns the last evaluation.
+func trainWithProgress(ctx context.Context, stderr io.Writer, noProgress bool, run *training.LocalRun) (training.StopReason, metrics.Record, error) {
 	var bar *progressbar.ProgressBar
 	if !noProgress {
-		bar = newTrainBar(stderr, tr)
+		bar = newTrainBar(stderr, run.Trainer)
 	}
 	var last metrics.Record
-	hooks := training.Hooks{
+	reason, err := run.Run(ctx, training.Hooks{
 		OnRound: func(training.RoundStats) error {
 			if bar != nil {
 				bar.Add(1)
@@ -339,11 +247,6 @@ func trainWithProgress(ctx context.Context, stderr io.Writer, noProgress bool, t
 		},
 		OnEval: func(r metrics.Record) error {
 			last = r
-			if out.log != nil {
-				if _, err := out.log.Append(r.Round, r); err != nil {
-					return fmt.Errorf("metrics: %w", err)
-				}
-			}
 			desc := fmt.Sprintf("epoch %.4g acc %s eps %s", r.Epoch, fmtPtr(r.TestAccuracy, "%.4f"), fmtPtr(r.Epsilon, "%.4g"))
 			if bar != nil {
 				bar.Describe(desc)
@@ -352,16 +255,7 @@ func trainWithProgress(ctx context.Context, stderr io.Writer, noProgress bool, t
 			}
 			return nil
 		},
-	}
-	var (
-		reason training.StopReason
-		err    error
-	)
-	if out.session != nil {
-		reason, err = tr.RunSession(ctx, out.session, hooks)
-	} else {
-		reason, err = tr.Run(ctx, hooks)
-	}
+	})
 	if bar != nil {
 		bar.Exit()
 		fmt.Fprintln(stderr)
@@ -371,10 +265,10 @@ func trainWithProgress(ctx context.Context, stderr io.Writer, noProgress bool, t
 
 // printTrainEnd prints why and where the run stopped, its accuracy and
 // the epsilon its ledger has debited; an interrupted run exits 130.
-func printTrainEnd(cmd *cobra.Command, tr *training.Trainer, out *trainOutputs, reason training.StopReason, last metrics.Record) error {
-	cfg := tr.Config()
+func printTrainEnd(cmd *cobra.Command, out *training.LocalRun, reason training.StopReason, last metrics.Record) error {
+	cfg := out.Trainer.Config()
 	eps := "n/a (no randomizer)"
-	if l := tr.Ledger(); l != nil {
+	if l := out.Trainer.Ledger(); l != nil {
 		g, err := l.Epsilon()
 		if err != nil {
 			return err
@@ -388,8 +282,8 @@ func printTrainEnd(cmd *cobra.Command, tr *training.Trainer, out *trainOutputs, 
 	fmt.Fprintf(cmd.OutOrStdout(), "stopped (%s) after round %d (epoch %.4g): %s accuracy %s, epsilon %s at delta %g\n",
 		reason, last.Round, last.Epoch, evalSet, fmtPtr(last.TestAccuracy, "%.4f"), eps, cfg.Delta)
 	if reason == training.StopCancelled {
-		if out.session != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "train: state saved in %s; run the same command again to resume\n", out.session.Dir())
+		if out.Session != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "train: state saved in %s; run the same command again to resume\n", out.Session.Dir())
 		}
 		return errInterrupted
 	}
