@@ -30,6 +30,16 @@ const KeyFile = "hpke.key"
 // closeGrace bounds Close's wait for calls in flight.
 const closeGrace = 2 * time.Second
 
+// DefaultBatchTimeout bounds the server's wait for the shuffler's next
+// batch after it published a model: above the shuffler's wait for its
+// clients before the first round (DefaultRegisterTimeout), a round's
+// deadline (DefaultRoundTimeout) and a shuffler restart.
+const DefaultBatchTimeout = 30 * time.Minute
+
+// ErrBatchTimeout is returned (wrapped) by Next when no batch arrived
+// within ServerConfig.BatchTimeout.
+var ErrBatchTimeout = errors.New("no batch from the shuffler in time")
+
 // serverKeyID is the id of the key config a fresh server generates.
 const serverKeyID = 1
 
@@ -70,6 +80,10 @@ type ServerConfig struct {
 	// MaxConns bounds the listener's open connections (0:
 	// DefaultMaxConns).
 	MaxConns int
+	// BatchTimeout bounds Next's wait for the shuffler's batch after the
+	// model was published (0: DefaultBatchTimeout); past it Next fails
+	// with ErrBatchTimeout, naming the model version and the flag.
+	BatchTimeout time.Duration
 }
 
 // ErrStopped is returned by Next when the node is stopped (Interrupt, Close)
@@ -129,6 +143,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	if err := CheckOwnCertificates("server", cfg.TLS, time.Now()); err != nil {
 		return nil, err
+	}
+	switch {
+	case cfg.BatchTimeout < 0:
+		return nil, fmt.Errorf("batch-timeout must be >= 0, got %v", cfg.BatchTimeout)
+	case cfg.BatchTimeout == 0:
+		cfg.BatchTimeout = DefaultBatchTimeout
 	}
 	s := &Server{cfg: cfg, changed: make(chan struct{}),
 		batches: make(chan protocol.Batch), stops: make(chan string, 1), stopping: make(chan struct{})}
@@ -298,9 +318,10 @@ func (s *Server) Close() error {
 
 // Next is the loop's side of the handoff (training.BatchSource): it
 // publishes m for the shuffler's GetModel and waits for the batch the
-// shuffler releases next (SubmitBatch). It returns an error wrapping
-// ledger.ErrBudgetExhausted when the shuffler stopped the run (its budget
-// is spent), and ErrStopped when the node was stopped.
+// shuffler releases next (SubmitBatch), at most BatchTimeout. It returns
+// an error wrapping ledger.ErrBudgetExhausted when the shuffler stopped
+// the run (its budget is spent), ErrStopped when the node was stopped, and
+// one wrapping ErrBatchTimeout when no batch came in time.
 func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, error) {
 	pm := &pb.Model{Run: m.Run, Version: m.Version, Params: append([]float64(nil), m.Params...), KeyId: uint32(s.key.Config.ID)}
 	s.mu.Lock()
@@ -308,7 +329,12 @@ func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, er
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
+	timer := time.NewTimer(s.cfg.BatchTimeout)
+	defer timer.Stop()
 	select {
+	case <-timer.C:
+		return protocol.Batch{}, fmt.Errorf("%w: no batch within %v of publishing model version %d (--batch-timeout); is the shuffler running, connected to this server, with its --min-connected clients registered?",
+			ErrBatchTimeout, s.cfg.BatchTimeout, m.Version)
 	case b := <-s.batches:
 		s.mu.Lock()
 		s.taken = time.Now()

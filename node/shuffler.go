@@ -30,6 +30,14 @@ import (
 	"github.com/shuffledp/shuffledp/telemetry"
 )
 
+// DefaultRegisterTimeout bounds the shuffler's wait for MinConnected
+// clients to register before its first round.
+const DefaultRegisterTimeout = 10 * time.Minute
+
+// registerLogEvery is how often a shuffler waiting for clients logs how
+// many are registered.
+var registerLogEvery = 30 * time.Second
+
 // DefaultRoundTimeout is the round's deadline: how long after relaying a
 // round the shuffler releases its batch, with a dummy report in the place
 // of every sampled client that has not delivered by then.
@@ -89,6 +97,10 @@ type ShufflerConfig struct {
 	// that, rounds open whoever is connected: a sampled client that is not
 	// connected, or does not deliver, is a dropout and gets a dummy.
 	MinConnected int
+	// RegisterTimeout bounds the wait for MinConnected clients before the
+	// first round (0: DefaultRegisterTimeout): past it Run fails, saying
+	// how many registered and how many it waited for.
+	RegisterTimeout time.Duration
 	// Log receives one line per round and per rejection burst (nil: none).
 	Log *log.Logger
 	// MaxConns bounds the listener's open connections (0:
@@ -185,6 +197,8 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 		return nil, fmt.Errorf("target-epsilon must be a finite number >= 0 (0: none), got %g", cfg.TargetEpsilon)
 	case cfg.RoundTimeout < 0:
 		return nil, fmt.Errorf("round-timeout must be >= 0, got %v", cfg.RoundTimeout)
+	case cfg.RegisterTimeout < 0:
+		return nil, fmt.Errorf("register-timeout must be >= 0, got %v", cfg.RegisterTimeout)
 	case cfg.MinConnected < 0:
 		return nil, fmt.Errorf("min-connected must be >= 0 (0: the whole population), got %d", cfg.MinConnected)
 	case cfg.Adjacency != "" && cfg.Adjacency != event.AdjacencyReplaceOne && cfg.Adjacency != event.AdjacencyZeroOut:
@@ -199,6 +213,9 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 	}
 	if cfg.RoundTimeout == 0 {
 		cfg.RoundTimeout = DefaultRoundTimeout
+	}
+	if cfg.RegisterTimeout == 0 {
+		cfg.RegisterTimeout = DefaultRegisterTimeout
 	}
 	if cfg.ConnectTimeout < 0 {
 		return nil, fmt.Errorf("connect-timeout must be >= 0, got %v", cfg.ConnectTimeout)
@@ -395,7 +412,10 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 		}
 		for released := false; !released; {
 			if err := s.waitClients(ctx); err != nil {
-				return nil // cancelled
+				if ctx.Err() != nil {
+					return nil // cancelled
+				}
+				return err
 			}
 			round, err := s.svc.Open(ctx, protocol.Model{Run: m.Run, Version: m.Version, Params: m.Params})
 			if errors.Is(err, ledger.ErrBudgetExhausted) {
@@ -452,8 +472,9 @@ func watchConnects(ctx context.Context, conn *grpc.ClientConn) *atomic.Int64 {
 }
 
 // waitClients waits, before the first round, until MinConnected clients
-// (by default the whole population) are registered; afterwards rounds open
-// whoever is connected.
+// (by default the whole population) are registered, at most
+// RegisterTimeout, logging how many are every registerLogEvery;
+// afterwards rounds open whoever is connected.
 func (s *Shuffler) waitClients(ctx context.Context) error {
 	if s.started {
 		return nil
@@ -462,7 +483,11 @@ func (s *Shuffler) waitClients(ctx context.Context) error {
 	if need == 0 {
 		need = s.run.Population
 	}
-	logged := false
+	deadline := time.NewTimer(s.cfg.RegisterTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(registerLogEvery)
+	defer tick.Stop()
+	logged, start := false, time.Now()
 	for {
 		s.mu.Lock()
 		have, ch := len(s.workers), s.regCh
@@ -473,11 +498,18 @@ func (s *Shuffler) waitClients(ctx context.Context) error {
 			return nil
 		}
 		if !logged {
-			s.logf("waiting for clients: %d of %d registered, the run starts when %d are (--min-connected)", have, s.run.Population, need)
+			s.logf("waiting for clients: %d of %d registered, the run starts when %d are (--min-connected; waiting up to %v, --register-timeout)",
+				have, s.run.Population, need, s.cfg.RegisterTimeout)
 			logged = true
 		}
 		select {
 		case <-ch:
+		case <-tick.C:
+			s.logf("waiting for clients: %d of %d registered, the run starts when %d are (%v waited of %v)",
+				have, s.run.Population, need, time.Since(start).Round(time.Second), s.cfg.RegisterTimeout)
+		case <-deadline.C:
+			return fmt.Errorf("shuffler: %d of %d clients registered within %v (--register-timeout); the run starts when %d are (--min-connected): are the client processes running, and do they reach this shuffler?",
+				have, s.run.Population, s.cfg.RegisterTimeout, need)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

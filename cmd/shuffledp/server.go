@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,13 +20,14 @@ func init() { rootCmd.AddCommand(newServerCmd()) }
 
 // nodeFlags are the flags a role command adds beside the train flags; they
 // are not part of the run's identity in its state directory.
-var nodeFlags = []string{"listen", "pki", "addr-file", "metrics-listen", "metrics-addr-file"}
+var nodeFlags = []string{"listen", "pki", "addr-file", "metrics-listen", "metrics-addr-file", "batch-timeout"}
 
 func newServerCmd() *cobra.Command {
 	var (
 		f                      trainFlags
 		listen, pkiDir, addrTo string
 		metricsListen, mAddrTo string
+		batchTimeout           time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "server --listen ADDR --state DIR --pki DIR [train flags]",
@@ -33,7 +35,7 @@ func newServerCmd() *cobra.Command {
 		Long:  longHelp("server"),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServer(cmd, &f, listen, pkiDir, addrTo, metricsListen, mAddrTo)
+			return runServer(cmd, &f, listen, pkiDir, addrTo, metricsListen, mAddrTo, batchTimeout)
 		},
 	}
 	addTrainFlags(cmd.Flags(), &f)
@@ -42,15 +44,19 @@ func newServerCmd() *cobra.Command {
 	cmd.Flags().StringVar(&addrTo, "addr-file", "", "write the address listened on to this `FILE` (for --listen with port 0)")
 	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", metricsListenUsage)
 	cmd.Flags().StringVar(&mAddrTo, "metrics-addr-file", "", "write the metrics address to this `FILE`")
+	cmd.Flags().DurationVar(&batchTimeout, "batch-timeout", node.DefaultBatchTimeout, "how long to wait for the shuffler's next batch after publishing a model; then exit 1 naming the model version (the state is kept: the same command resumes)")
 	cmd.Flags().MarkHidden("addr-file")
 	cmd.Flags().MarkHidden("metrics-addr-file")
 	return cmd
 }
 
-func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metricsListen, mAddrTo string) error {
+func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metricsListen, mAddrTo string, batchTimeout time.Duration) error {
 	sc, err := serverConfig(cmd, f, pkiDir)
 	if err != nil {
 		return err
+	}
+	if sc.Node.BatchTimeout = batchTimeout; batchTimeout < 0 {
+		return fmt.Errorf("batch-timeout must be >= 0, got %v", batchTimeout)
 	}
 	// Bind first: a refused --listen leaves no state behind.
 	lis, err := net.Listen("tcp", listen)

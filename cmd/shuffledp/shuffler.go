@@ -37,6 +37,7 @@ func newShufflerCmd() *cobra.Command {
 	fl.BoolVar(&f.whenComplete, "release-when-complete", false, "release a round as soon as every sampled client delivered (reveals whether someone dropped out: sound only if dropout is independent of the data and equally likely for every client)")
 	fl.IntVar(&f.minConnected, "min-connected", 0, "registered clients needed before the first round (0: all n); later rounds sample k of n whether or not they are connected")
 	fl.DurationVar(&f.connectTimeout, "connect-timeout", node.DefaultConnectTimeout, "how long to wait for the server to answer, at start and after it went away mid-run; then exit 1 naming it")
+	fl.DurationVar(&f.registerTimeout, "register-timeout", node.DefaultRegisterTimeout, "how long to wait for --min-connected clients to register before the first round (logging how many every 30s); then exit 1 saying how many did")
 	fl.Float64Var(&f.delta, "delta", 1e-5, "the shuffler's delta: its ledger debits at it; a run of another delta is refused")
 	fl.Float64Var(&f.target, "target-epsilon", 0, "the shuffler's target epsilon: no round is released past it; a run with a higher target (or none) is refused (0 = no target)")
 	fl.StringVar(&f.adjacency, "adjacency", "replace-one", "the weakest neighbouring relation the shuffler debits Gaussian runs for: replace-one or zero-out (a server's run stated for a weaker one is refused)")
@@ -53,7 +54,7 @@ type shufflerFlags struct {
 	listen, server, state, pkiDir, ledgerURL, addrTo string
 	metricsListen, metricsAddrTo, adjacency          string
 	delta, target                                    float64
-	timeout, connectTimeout                          time.Duration
+	timeout, connectTimeout, registerTimeout         time.Duration
 	whenComplete                                     bool
 	minConnected                                     int
 }
@@ -99,7 +100,8 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 	proc, err := deploy.OpenShuffler(ctx, f.state, f.ledgerURL, f.pkiDir, node.ShufflerConfig{Server: f.server, ServerTLS: dialTLS, TLS: listenTLS,
 		Delta: f.delta, TargetEpsilon: f.target, Adjacency: f.adjacency, Metrics: metrics,
 		RoundTimeout: f.timeout, ConnectTimeout: f.connectTimeout, ReleaseWhenComplete: f.whenComplete, MinConnected: f.minConnected,
-		Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
+		RegisterTimeout: f.registerTimeout,
+		Log:             log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
 	if err != nil {
 		return err
 	}
