@@ -47,6 +47,12 @@ const (
 type Round struct {
 	Randomizer    string
 	Participation string
+	// Mechanism names the event's mechanism directly, as `shuffledp
+	// account --mechanism` does (package account), instead of deriving it
+	// from Randomizer and Participation, which must then be empty. Every
+	// parameter is copied into the event (K from Reports), so that
+	// Event.Validate names one the mechanism does not use.
+	Mechanism string
 	// N is the population: the number of clients.
 	N int64
 	// Reports is the number of reports in the released batch: k, for a
@@ -86,6 +92,9 @@ type Round struct {
 // stored it). Any other combination (randomizer none, check-in with an
 // eps0-LDP randomizer or with central-gaussian) is an error, and so is an
 // event that does not validate; errors name the parameter as a flag.
+// With Round.Mechanism set (the accountant's question, any mechanism of
+// Mechanisms, shuffle and shuffle-gaussian included) the event is that
+// mechanism with every parameter of r, validated.
 func RoundEvent(r Round) (Event, error) {
 	var e Event
 	switch r.Participation {
@@ -95,6 +104,10 @@ func RoundEvent(r Round) (Event, error) {
 	}
 	checkIn := r.Participation == ParticipationCheckIn
 	switch {
+	case r.Mechanism != "" && (r.Randomizer != "" || r.Participation != ""):
+		return Event{}, fmt.Errorf("a round names its mechanism (%s) or its randomizer and participation, not both", r.Mechanism)
+	case r.Mechanism != "":
+		e = Event{Mechanism: r.Mechanism, N: r.N, K: r.Reports, Eps0: r.Eps0, Sigma: r.Sigma, Rate: r.Rate, Adjacency: r.Adjacency}
 	case r.Randomizer == "":
 		return Event{}, errors.New("--randomizer must not be empty")
 	case r.Randomizer == RandomizerNone:

@@ -117,3 +117,41 @@ func TestRoundOfInvertsRoundEvent(t *testing.T) {
 		}
 	}
 }
+
+// A round that names its mechanism (the accountant's question) gives that
+// mechanism with every parameter copied: for each round kind, naming the
+// mechanism RoundEvent derived, with the parameters the kind uses, gives
+// the same event; an unused parameter is named by Validate; naming both a
+// mechanism and a randomizer is refused.
+func TestRoundEventNamedMechanism(t *testing.T) {
+	for _, r := range []Round{
+		{Randomizer: "rinf", Participation: ParticipationSample, N: 60000, Reports: 10000, Eps0: 1.5},
+		{Randomizer: RandomizerGaussian, N: 1000, Reports: 100, Sigma: 5, Adjacency: AdjacencyReplaceOne},
+		{Randomizer: RandomizerGaussian, Participation: ParticipationCheckIn, N: 60000, Sigma: 2, Rate: 0.1, Adjacency: AdjacencyZeroOut},
+		{Randomizer: RandomizerCentralGaussian, N: 60000, Sigma: 1.1, Rate: 0.01, Adjacency: AdjacencyAddRemove},
+	} {
+		want, err := RoundEvent(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := Round{Mechanism: want.Mechanism, N: want.N, Reports: want.K, Eps0: want.Eps0, Sigma: want.Sigma, Rate: want.Rate, Adjacency: want.Adjacency}
+		if got, err := RoundEvent(named); err != nil || got != want {
+			t.Errorf("RoundEvent(%+v) = %+v, %v; want %+v", named, got, err, want)
+		}
+	}
+	if e, err := RoundEvent(Round{Mechanism: Shuffle, N: 2000, Eps0: 0.5}); err != nil || e != (Event{Mechanism: Shuffle, N: 2000, Eps0: 0.5}) {
+		t.Errorf("shuffle: %+v, %v", e, err)
+	}
+	for _, tc := range []struct {
+		round Round
+		want  string
+	}{
+		{Round{Mechanism: ShuffleGaussian, N: 1000, Sigma: 2, Eps0: 1}, "--eps0"},
+		{Round{Mechanism: SubsampledShuffle, Randomizer: "rinf", N: 20, Reports: 5, Eps0: 2}, "not both"},
+		{Round{Mechanism: "nope", N: 20}, "nope"},
+	} {
+		if _, err := RoundEvent(tc.round); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("RoundEvent(%+v): %v, want an error containing %q", tc.round, err, tc.want)
+		}
+	}
+}

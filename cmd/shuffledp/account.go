@@ -2,88 +2,33 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/shuffledp/shuffledp/account"
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// accountRequest holds the parsed flags of `shuffledp account`.
-type accountRequest struct {
-	Mechanism string
-	// Bound is the --bound flag; "all" asks for every bound side by side.
-	Bound  string
-	N, K   int64
-	Rate   float64 // --rate (sampling probability for check-in mechanisms); 0 if not given
-	Eps0   float64
-	Sigma  float64 // --sigma (Gaussian mechanisms); 0 if not given
-	Steps  int64
-	Delta  float64
-	Orders []float64 // the RDP order grid (default grid unless --orders)
-	// Given reports whether a flag was set on the command line.
-	Given func(flag string) bool
+// The account command's types and computation are package account's;
+// these names are kept for calibrate.go.
+type (
+	accountRequest = account.Request
+	accountRow     = account.Row
+)
 
-	// ClientSigma is --client-sigma (sampled-gaussian): the per-client noise
-	// multiplier of a shuffle-model run, so that sigma = sqrt(k) * ClientSigma.
-	ClientSigma float64
-	// Adjacency is --adjacency; "" means event.DefaultAdjacency of the
-	// mechanism (replace-one; add-remove for sampled-gaussian).
-	Adjacency string
-}
+const boundBestNoPLD = account.BoundBestNoPLD
 
-// accountRow is one line of `account` output: an (epsilon, delta) statement
-// from one bound.
-type accountRow struct {
-	Bound   string  `json:"bound"`
-	Winner  string  `json:"winning_bound,omitempty"`
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
-	Order   float64 `json:"order,omitempty"` // 0 for bounds not derived from RDP
-	// Lower is kept for existing readers: true for an RDP lower bound
-	// (Kind "rdp-lower"), which is not a lower bound on epsilon.
-	Lower bool `json:"lower_bound"`
-	// Kind is "upper" (a guarantee), "rdp-lower" (a lower bound on the RDP
-	// curve, converted: neither a guarantee nor a lower bound on epsilon)
-	// or "certified-lower" (the exact epsilon of a concrete mechanism: a
-	// true lower bound on the worst case).
-	Kind string `json:"kind"`
-	// PLDOptimistic and PLDGrid are set for the pld bound: the optimistic
-	// end of the PLD interval (below the dominating pairs' epsilon; the
-	// guarantee is Epsilon, the pessimistic end) and the loss grid width.
-	PLDOptimistic float64 `json:"pld_optimistic,omitempty"`
-	PLDGrid       float64 `json:"pld_grid,omitempty"`
-	// Interval, Ratio, UpperBound and Witness are set for the certified
-	// bound: [certified lower, best upper], upper/lower, the bound attaining
-	// the upper end and the mechanism whose exact epsilon is the lower end.
-	Interval   []float64 `json:"interval,omitempty"`
-	Ratio      float64   `json:"ratio,omitempty"`
-	UpperBound string    `json:"upper_bound,omitempty"`
-	Witness    string    `json:"witness,omitempty"`
-	// Routes lists, for "best", every route it compared (the winner
-	// included), each with its epsilon and the bound that attains it.
-	Routes     []event.RouteResult `json:"routes,omitempty"`
-	AtGridEdge bool                `json:"at_grid_edge,omitempty"`
-	Conversion string              `json:"conversion,omitempty"`
-	Note       string              `json:"note,omitempty"`
-}
-
-// The mechanisms and their RDP bounds are package event's (account_rows.go
-// turns the flags into an event.Event). accountExtraBounds
-// (account_baselines.go) are the --bounds for the LDP shuffle mechanisms
-// that are not RDP curves; one returns an error wrapping errNotApplicable
-// when it does not apply to the request (then "all" skips it).
-var errNotApplicable = errors.New("bound does not apply to this mechanism")
+func accountRows(req accountRequest) ([]accountRow, []string, error) { return account.Rows(req) }
+func validateAccountRequest(req accountRequest) error                { return req.Validate() }
+func checkRow(r accountRow) error                                    { return account.CheckRow(r) }
 
 func init() {
 	rootCmd.AddCommand(newAccountCmd())
@@ -152,29 +97,18 @@ func newAccountCmd() *cobra.Command {
 				return fmt.Errorf("--orders: %w", err)
 			}
 			req.Orders = orders
-			if err := validateAccountRequest(req); err != nil {
-				return err
-			}
-			rows, skipped, err := accountRows(req)
+			a, err := account.Evaluate(req)
 			if err != nil {
 				return err
 			}
-			for i := range rows {
-				rows[i].Kind = rows[i].kind()
-			}
-			for _, r := range rows {
-				if err := checkRow(r); err != nil {
-					return err
-				}
-			}
 			if asJSON {
-				return writeAccountJSON(cmd.OutOrStdout(), req, rows, skipped)
+				return a.WriteJSON(cmd.OutOrStdout())
 			}
-			writeAccountTable(cmd.OutOrStdout(), req, rows)
-			for _, s := range skipped {
+			writeAccountTable(cmd.OutOrStdout(), req, a.Rows)
+			for _, s := range a.Skipped {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", s)
 			}
-			for _, r := range rows {
+			for _, r := range a.Rows {
 				if r.AtGridEdge {
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: the optimal order %g is at the edge of the grid; widen --orders\n", r.Bound, r.Order)
 				}
@@ -193,7 +127,7 @@ func newAccountCmd() *cobra.Command {
 // setting as defaults): --mechanism --bound --n --k --rate --eps0 --sigma
 // --steps --delta --orders.
 func addMechanismFlags(f *pflag.FlagSet, req *accountRequest, ordersSpec *string, boundUsage string) {
-	f.StringVar(&req.Mechanism, "mechanism", accounting.MechanismSubsampledShuffle, "mechanism: "+strings.Join(accountMechanismNames(), "|"))
+	f.StringVar(&req.Mechanism, "mechanism", accounting.MechanismSubsampledShuffle, "mechanism: "+strings.Join(event.Mechanisms(), "|"))
 	f.StringVar(&req.Bound, "bound", accounting.BoundBest, boundUsage)
 	req.N, req.K, req.Steps, req.Delta = 1000000, 1000, 100000, 1e-8
 	f.Var(countFlag{&req.N}, "n", "number of clients n (1e6 notation accepted)")
@@ -287,87 +221,7 @@ func helpTable(rows []helpRow, width int) string {
 }
 
 func accountExtraBoundHelp() string {
-	if len(accountExtraBounds) == 0 {
-		return ""
-	}
-	return "Approximate-DP baselines: " + strings.Join(sortedKeys(accountExtraBounds), ", ") + "\n"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	k := make([]string, 0, len(m))
-	for s := range m {
-		k = append(k, s)
-	}
-	sort.Strings(k)
-	return k
-}
-
-func validateAccountRequest(req accountRequest) error {
-	switch {
-	case req.N < 1:
-		return fmt.Errorf("--n must be >= 1, got %d", req.N)
-	case req.Steps < 0:
-		return fmt.Errorf("--steps must be >= 0, got %d", req.Steps)
-	case !(req.Delta > 0 && req.Delta < 1):
-		return fmt.Errorf("--delta must be in (0,1), got %g", req.Delta)
-	case math.IsNaN(req.Eps0) || math.IsInf(req.Eps0, 0) || req.Eps0 < 0:
-		return fmt.Errorf("--eps0 must be a finite number >= 0, got %g", req.Eps0)
-	}
-	return nil
-}
-
-// checkRow refuses to print a row that is not a valid statement.
-func checkRow(r accountRow) error {
-	if math.IsNaN(r.Epsilon) || math.IsInf(r.Epsilon, 0) || r.Epsilon < 0 {
-		return fmt.Errorf("%s: internal error: epsilon %g is not a finite non-negative number", r.Bound, r.Epsilon)
-	}
-	return nil
-}
-
-func writeAccountJSON(w io.Writer, req accountRequest, rows []accountRow, skipped []string) error {
-	type out struct {
-		accountRow
-		event.Event              // mechanism, n, k, eps0, sigma, rate
-		Steps       int64        `json:"steps"`
-		All         []accountRow `json:"all,omitempty"`
-		Warnings    []string     `json:"warnings,omitempty"`
-	}
-	// Echo only the parameters the mechanism used: k for the subsampled
-	// mechanisms (n for shuffle), eps0 for the LDP ones, sigma and rate for
-	// the Gaussian ones.
-	o := out{Event: event.Event{Mechanism: req.Mechanism, N: req.N, Sigma: req.Sigma, Rate: req.Rate}, Steps: req.Steps}
-	switch {
-	case req.Mechanism == accounting.MechanismShuffle:
-		o.K = req.N
-	case req.Mechanism == accounting.MechanismSubsampledShuffle || req.Given("k"):
-		o.K = req.K
-	}
-	if !req.Given("sigma") {
-		o.Eps0 = req.Eps0
-	}
-	o.Adjacency = req.event().EffectiveAdjacency()
-	main := rows[0]
-	if len(rows) > 1 {
-		o.All = rows
-		for _, r := range rows {
-			if r.Bound == accounting.BoundBest {
-				main = r
-			}
-		}
-	}
-	o.accountRow = main
-	for _, r := range rows {
-		if r.AtGridEdge {
-			o.Warnings = append(o.Warnings, fmt.Sprintf("%s: optimal order %g is at the edge of the grid", r.Bound, r.Order))
-		}
-	}
-	o.Warnings = append(o.Warnings, skipped...)
-	if req.Mechanism == event.SampledGaussian {
-		o.Event = req.event() // the effective rate and sigma (account_sampled_gaussian.go)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(o)
+	return "Approximate-DP baselines: " + strings.Join(account.Baselines(), ", ") + "\n"
 }
 
 func writeAccountTable(w io.Writer, req accountRequest, rows []accountRow) {
@@ -376,7 +230,7 @@ func writeAccountTable(w io.Writer, req accountRequest, rows []accountRow) {
 		k = req.N
 	}
 	if req.Mechanism == event.SampledGaussian {
-		fmt.Fprintf(w, "%s", req.event()) // the effective rate and sigma (account_sampled_gaussian.go)
+		fmt.Fprintf(w, "%s", req.Event()) // the effective rate and sigma
 	} else {
 		fmt.Fprintf(w, "mechanism=%s n=%d", req.Mechanism, req.N)
 		if req.Mechanism == accounting.MechanismSubsampledShuffle || req.Given("k") {
@@ -390,13 +244,13 @@ func writeAccountTable(w io.Writer, req accountRequest, rows []accountRow) {
 		} else {
 			fmt.Fprintf(w, " eps0=%g", req.Eps0)
 		}
-		fmt.Fprintf(w, " adjacency=%s", req.event().EffectiveAdjacency())
+		fmt.Fprintf(w, " adjacency=%s", req.Event().EffectiveAdjacency())
 	}
 	fmt.Fprintf(w, " steps=%d delta=%g\n\n", req.Steps, req.Delta)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "bound\tepsilon\torder\tkind\tnote")
 	for _, r := range rows {
-		kind := r.kind()
+		kind := r.Kind
 		order := "-"
 		if r.Order > 0 {
 			order = strconv.FormatFloat(r.Order, 'g', -1, 64)
@@ -411,15 +265,4 @@ func writeAccountTable(w io.Writer, req accountRequest, rows []accountRow) {
 		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%s\t%s\n", r.Bound, r.Epsilon, order, kind, note)
 	}
 	tw.Flush()
-}
-
-// kind returns r.Kind, or its value from Lower for rows built without it.
-func (r accountRow) kind() string {
-	switch {
-	case r.Kind != "":
-		return r.Kind
-	case r.Lower:
-		return accounting.KindRDPLower
-	}
-	return accounting.KindUpper
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shuffledp/shuffledp/account"
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 )
@@ -192,7 +193,7 @@ func TestAccountHelpListsBounds(t *testing.T) {
 	if e := entry("all"); e == "" {
 		t.Error(`no entry for "all"`)
 	}
-	for _, b := range []string{boundFMT20KOV15, boundFMT20Analytic, boundFMT20Numeric} {
+	for _, b := range account.Baselines() {
 		if !strings.Contains(list, b) {
 			t.Errorf("baseline %s is not listed in\n%s", b, list)
 		}

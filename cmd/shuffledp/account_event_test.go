@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shuffledp/shuffledp/account"
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 )
@@ -140,7 +141,7 @@ func TestAccountEps0OutOfRange(t *testing.T) {
 func TestAccountBoundErrorListsEveryName(t *testing.T) {
 	candidates := append(accounting.BoundNames(), event.BoundICLR23Thm1, event.BoundICLR23Thm2,
 		event.BoundICLR23Eq11, event.BoundICLR23Eq13, event.BoundGaussianCor1, "all")
-	candidates = append(candidates, sortedKeys(accountExtraBounds)...)
+	candidates = append(candidates, account.Baselines()...)
 	for _, mech := range [][]string{
 		{"--mechanism", "subsampled-shuffle", "--n", "100", "--k", "10", "--eps0", "1"},
 		{"--mechanism", "shuffle", "--n", "100", "--eps0", "1"},

@@ -169,7 +169,7 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 	}
 	out := calibrateOutput{Solve: solve, Value: sol.Value, TargetEpsilon: target, accountRow: row, Evaluations: sol.Evaluations,
 		NextEpsilon: sol.Next, NoPLDValue: sol.CheapValue,
-		Mechanism: final.Mechanism, N: final.N, Steps: final.Steps, Adjacency: final.event().EffectiveAdjacency()}
+		Mechanism: final.Mechanism, N: final.N, Steps: final.Steps, Adjacency: final.Event().EffectiveAdjacency()}
 	if edge := calibrate.Param(solve).Edge(sol.Value); edge != "" && out.Note != "" {
 		out.Note = edge + "; " + out.Note
 	} else if edge != "" {
@@ -231,7 +231,7 @@ func setCalibrateParams(out *calibrateOutput, final accountRequest) {
 	case event.CheckinGaussian:
 		out.Rate, out.Sigma = &final.Rate, &final.Sigma
 	case event.SampledGaussian:
-		e := final.event() // the effective rate and sigma; n only if given
+		e := final.Event() // the effective rate and sigma; n only if given
 		out.N, out.Rate, out.Sigma = e.N, &e.Rate, &e.Sigma
 	default:
 		if final.Given("sigma") {

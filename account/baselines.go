@@ -1,14 +1,15 @@
-package main
+package account
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/approxdp"
 	"github.com/shuffledp/shuffledp/event"
 )
 
-// Approximate-DP baselines for `shuffledp account` (package approxdp):
+// Approximate-DP baselines of `shuffledp account` (package approxdp):
 //
 //	fmt20+kov15     FMT20 shuffling (the smaller of the numerical clones bound and
 //	                the closed form, at k reports), Ullman subsampling, KOV15 strong
@@ -19,37 +20,47 @@ import (
 //	fmt20-numeric   FMT20 numerical clones bound for one shuffle of n reports
 //	                (--mechanism shuffle --steps 1).
 const (
-	boundFMT20KOV15    = "fmt20+kov15"
-	boundFMT20Analytic = "fmt20-analytic"
-	boundFMT20Numeric  = "fmt20-numeric"
+	BoundFMT20KOV15    = "fmt20+kov15"
+	BoundFMT20Analytic = "fmt20-analytic"
+	BoundFMT20Numeric  = "fmt20-numeric"
 )
 
 // baselineMechanisms lists the mechanisms each baseline applies to (for the
 // --bound names that account lists).
 var baselineMechanisms = map[string][]string{
-	boundFMT20KOV15:    {event.Shuffle, event.SubsampledShuffle},
-	boundFMT20Analytic: {event.Shuffle},
-	boundFMT20Numeric:  {event.Shuffle},
+	BoundFMT20KOV15:    {event.Shuffle, event.SubsampledShuffle},
+	BoundFMT20Analytic: {event.Shuffle},
+	BoundFMT20Numeric:  {event.Shuffle},
 }
 
-// accountExtraBounds are the approximate-DP baselines by --bound name: a
+// extraBounds are the approximate-DP baselines by --bound name: a
 // declared table, complete before any init function builds the help text
 // that lists them.
-var accountExtraBounds = map[string]func(req accountRequest) (accountRow, error){
-	boundFMT20KOV15:    accountFMT20KOV15,
-	boundFMT20Analytic: accountFMT20Single(approxdp.ShuffleClosedForm),
-	boundFMT20Numeric:  accountFMT20Single(approxdp.ShuffleNumerical),
+var extraBounds = map[string]func(req Request) (Row, error){
+	BoundFMT20KOV15:    accountFMT20KOV15,
+	BoundFMT20Analytic: accountFMT20Single(approxdp.ShuffleClosedForm),
+	BoundFMT20Numeric:  accountFMT20Single(approxdp.ShuffleNumerical),
 }
 
-func ldpReports(req accountRequest) int64 {
+// Baselines lists the approximate-DP baselines' bound names, sorted.
+func Baselines() []string {
+	names := make([]string, 0, len(extraBounds))
+	for b := range extraBounds {
+		names = append(names, b)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func ldpReports(req Request) int64 {
 	if req.Mechanism == accounting.MechanismShuffle {
 		return req.N
 	}
 	return req.K
 }
 
-func accountFMT20KOV15(req accountRequest) (accountRow, error) {
-	row := accountRow{Bound: boundFMT20KOV15, Delta: req.Delta}
+func accountFMT20KOV15(req Request) (Row, error) {
+	row := Row{Bound: BoundFMT20KOV15, Delta: req.Delta}
 	if req.Steps == 0 {
 		row.Note = "no rounds: nothing spent"
 		return row, nil
@@ -57,7 +68,7 @@ func accountFMT20KOV15(req accountRequest) (accountRow, error) {
 	k := ldpReports(req)
 	c, err := approxdp.SubsampledShuffle(req.N, k, req.Eps0, req.Steps, req.Delta, approxdp.ShuffleBest)
 	if err != nil {
-		return accountRow{}, fmt.Errorf("%s: %w", boundFMT20KOV15, err)
+		return Row{}, fmt.Errorf("%s: %w", BoundFMT20KOV15, err)
 	}
 	row.Epsilon = c.Epsilon
 	switch {
@@ -72,14 +83,14 @@ func accountFMT20KOV15(req accountRequest) (accountRow, error) {
 	return row, nil
 }
 
-func accountFMT20Single(method approxdp.ShuffleMethod) func(req accountRequest) (accountRow, error) {
+func accountFMT20Single(method approxdp.ShuffleMethod) func(req Request) (Row, error) {
 	name := method.String()
-	return func(req accountRequest) (accountRow, error) {
+	return func(req Request) (Row, error) {
 		if req.Mechanism != accounting.MechanismShuffle || req.Steps > 1 {
-			return accountRow{}, fmt.Errorf("%s bounds one shuffle (--mechanism shuffle --steps 1); use %s for rounds or subsampling: %w",
-				name, boundFMT20KOV15, errNotApplicable)
+			return Row{}, fmt.Errorf("%s bounds one shuffle (--mechanism shuffle --steps 1); use %s for rounds or subsampling: %w",
+				name, BoundFMT20KOV15, errNotApplicable)
 		}
-		row := accountRow{Bound: name, Delta: req.Delta}
+		row := Row{Bound: name, Delta: req.Delta}
 		if req.Steps == 0 {
 			row.Note = "no rounds: nothing spent"
 			return row, nil
@@ -88,7 +99,7 @@ func accountFMT20Single(method approxdp.ShuffleMethod) func(req accountRequest) 
 		case approxdp.ShuffleClosedForm:
 			eps, valid, err := approxdp.ClosedFormEpsilon(req.N, req.Eps0, req.Delta)
 			if err != nil {
-				return accountRow{}, fmt.Errorf("%s: %w", name, err)
+				return Row{}, fmt.Errorf("%s: %w", name, err)
 			}
 			row.Epsilon = eps
 			row.Note = "approx-DP, FMT20 Thm 3.1"
@@ -98,7 +109,7 @@ func accountFMT20Single(method approxdp.ShuffleMethod) func(req accountRequest) 
 		default:
 			iv, err := approxdp.NumericalEpsilon(req.N, req.Eps0, req.Delta)
 			if err != nil {
-				return accountRow{}, fmt.Errorf("%s: %w", name, err)
+				return Row{}, fmt.Errorf("%s: %w", name, err)
 			}
 			row.Epsilon = iv.Upper
 			row.Note = fmt.Sprintf("approx-DP, FMT20 clones; the analysis cannot certify below %.6g", iv.Lower)

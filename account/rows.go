@@ -1,4 +1,4 @@
-package main
+package account
 
 import (
 	"errors"
@@ -10,47 +10,14 @@ import (
 	"github.com/shuffledp/shuffledp/event"
 )
 
-// event returns the privacy event the flags describe. A parameter the
-// mechanism does not use is set only when its flag was given, so that
-// event.Validate names it; --k defaults to 1000 and --eps0 to 2. A
-// Gaussian event always carries its adjacency (--adjacency, default
-// event.DefaultAdjacency); an LDP event only when --adjacency is given.
-func (req accountRequest) event() event.Event {
-	if req.Mechanism == event.SampledGaussian {
-		e := req.sampledGaussianEvent() // account_sampled_gaussian.go
-		e.Adjacency = req.adjacency()
-		return e
-	}
-	e := event.Event{Mechanism: req.Mechanism, N: req.N, Sigma: req.Sigma, Rate: req.Rate}
-	if event.IsGaussian(req.Mechanism) || req.Adjacency != "" {
-		e.Adjacency = req.adjacency()
-	}
-	switch {
-	case req.Mechanism == event.SubsampledShuffle || req.Mechanism == event.SubsampledShuffleGaussian || req.Given("k"):
-		e.K = req.K
-	}
-	if req.Mechanism == event.Shuffle || req.Mechanism == event.SubsampledShuffle || req.Given("eps0") {
-		e.Eps0 = req.Eps0
-	}
-	return e
-}
-
-// adjacency is --adjacency, or the mechanism's default.
-func (req accountRequest) adjacency() string {
-	if req.Adjacency != "" {
-		return req.Adjacency
-	}
-	return event.DefaultAdjacency(req.Mechanism)
-}
-
-// accountBoundNames lists every --bound value for the event's mechanism:
+// BoundNames lists every Request.Bound value (the --bound flag) for the event's mechanism:
 // its RDP bounds, the approximate-DP baselines that apply to it, and "all".
-func accountBoundNames(e event.Event) []string {
+func BoundNames(e event.Event) []string {
 	var names []string
 	for _, b := range e.Bounds() {
 		names = append(names, b.Name)
 	}
-	for _, b := range sortedKeys(accountExtraBounds) {
+	for _, b := range Baselines() {
 		if slices.Contains(baselineMechanisms[b], e.Mechanism) {
 			names = append(names, b)
 		}
@@ -59,59 +26,59 @@ func accountBoundNames(e event.Event) []string {
 		names = append(names, event.BoundPLD)
 	}
 	if event.IsLDP(e.Mechanism) {
-		names = append(names, boundCertified)
+		names = append(names, BoundCertified)
 	}
-	names = append(names, boundRDPBest, boundBestNoPLD)
-	return append(names, "all")
+	names = append(names, BoundRDPBest, BoundBestNoPLD)
+	return append(names, BoundAll)
 }
 
-// accountRows answers `account`: one row for req.Bound, or with "all" one
+// Rows answers the request: one row for req.Bound, or with "all" one
 // per applicable bound. A bound of "all" that cannot be evaluated at these
 // parameters (an RDP bound unsupported at every order of the grid, an
 // approximate-DP baseline outside its parameter range) is skipped and
 // explained in skipped, so that the table keeps its usable rows.
-func accountRows(req accountRequest) (rows []accountRow, skipped []string, err error) {
-	if err := req.checkClientSigma(); err != nil { // account_sampled_gaussian.go
+func Rows(req Request) (rows []Row, skipped []string, err error) {
+	if err := req.checkClientSigma(); err != nil { // sampled_gaussian.go
 		return nil, nil, err
 	}
-	e := req.event()
-	if err := e.Validate(); err != nil {
+	e, err := req.roundEvent()
+	if err != nil {
 		return nil, nil, err
 	}
-	if req.Bound == boundCertified {
+	if req.Bound == BoundCertified {
 		r, err := certifiedRow(req, e)
 		if err != nil {
 			return nil, nil, err
 		}
-		return []accountRow{r}, nil, nil
+		return []Row{r}, nil, nil
 	}
-	if req.Bound == boundRDPBest || req.Bound == boundBestNoPLD {
+	if req.Bound == BoundRDPBest || req.Bound == BoundBestNoPLD {
 		r, err := eventRow(req, e, req.Bound)
 		if err != nil {
 			return nil, nil, err
 		}
-		return []accountRow{r}, nil, nil
+		return []Row{r}, nil, nil
 	}
 	if req.Bound == event.BoundPLD {
 		r, err := pldRow(req, e)
 		if err != nil {
 			return nil, nil, err
 		}
-		return []accountRow{r}, nil, nil
+		return []Row{r}, nil, nil
 	}
-	if req.Bound != "all" {
-		if h, ok := accountExtraBounds[req.Bound]; ok && event.IsLDP(e.Mechanism) {
+	if req.Bound != BoundAll {
+		if h, ok := extraBounds[req.Bound]; ok && event.IsLDP(e.Mechanism) {
 			r, err := h(req)
 			if err != nil {
 				return nil, nil, err
 			}
-			return []accountRow{r}, nil, nil
+			return []Row{r}, nil, nil
 		}
 		r, err := eventRow(req, e, req.Bound)
 		var unknown *event.UnknownBoundError
 		if errors.As(err, &unknown) {
 			return nil, nil, fmt.Errorf("--bound %q does not apply to --mechanism %s; use one of %s",
-				req.Bound, e.Mechanism, strings.Join(accountBoundNames(e), ", "))
+				req.Bound, e.Mechanism, strings.Join(BoundNames(e), ", "))
 		}
 		if errors.Is(err, accounting.ErrOrderUnsupported) {
 			return nil, nil, fmt.Errorf("%w (for %s: try other --orders or another --bound)", err, e)
@@ -119,7 +86,7 @@ func accountRows(req accountRequest) (rows []accountRow, skipped []string, err e
 		if err != nil {
 			return nil, nil, err
 		}
-		return []accountRow{r}, nil, nil
+		return []Row{r}, nil, nil
 	}
 	for _, b := range e.Bounds() {
 		r, err := eventRow(req, e, b.Name)
@@ -141,10 +108,10 @@ func accountRows(req accountRequest) (rows []accountRow, skipped []string, err e
 		if r, err := certifiedRow(req, e); err == nil {
 			rows = append(rows, r)
 		} else {
-			skipped = append(skipped, fmt.Sprintf("%s skipped for %s: %v", boundCertified, e, err))
+			skipped = append(skipped, fmt.Sprintf("%s skipped for %s: %v", BoundCertified, e, err))
 		}
-		for _, b := range sortedKeys(accountExtraBounds) {
-			r, err := accountExtraBounds[b](req)
+		for _, b := range Baselines() {
+			r, err := extraBounds[b](req)
 			if errors.Is(err, errNotApplicable) {
 				continue
 			}
@@ -163,9 +130,9 @@ func accountRows(req accountRequest) (rows []accountRow, skipped []string, err e
 
 // eventRow composes e over req.Steps rounds under one bound (package event)
 // and formats the statement as a row.
-func eventRow(req accountRequest, e event.Event, bound string) (accountRow, error) {
+func eventRow(req Request, e event.Event, bound string) (Row, error) {
 	var orders []float64
-	if req.Given("orders") {
+	if req.given("orders") {
 		orders = req.Orders
 	}
 	events := []event.Composed{{Event: e, Count: req.Steps}}
@@ -174,9 +141,9 @@ func eventRow(req accountRequest, e event.Event, bound string) (accountRow, erro
 		best event.BestResult
 		err  error
 	)
-	if bound == accounting.BoundBest || bound == boundBestNoPLD {
+	if bound == accounting.BoundBest || bound == BoundBestNoPLD {
 		// Every valid upper route, not only RDP (event.Best).
-		if bound == boundBestNoPLD {
+		if bound == BoundBestNoPLD {
 			var r event.Result
 			if r, err = event.Account(events, accounting.BoundBest, req.Delta, orders); err == nil {
 				best = event.BestOf(events, r, req.Delta, event.RouteApproxDP)
@@ -187,15 +154,15 @@ func eventRow(req accountRequest, e event.Event, bound string) (accountRow, erro
 		res = best.Result
 	} else {
 		b := bound
-		if b == boundRDPBest {
+		if b == BoundRDPBest {
 			b = accounting.BoundBest // the RDP curve "best" alone
 		}
 		res, err = event.Account(events, b, req.Delta, orders)
 	}
 	if err != nil {
-		return accountRow{}, err
+		return Row{}, err
 	}
-	row := accountRow{Bound: bound, Winner: res.Winner, Epsilon: res.Epsilon, Delta: res.Delta, Order: res.Order,
+	row := Row{Bound: bound, Winner: res.Winner, Epsilon: res.Epsilon, Delta: res.Delta, Order: res.Order,
 		Lower: res.Lower, AtGridEdge: res.AtGridEdge, Conversion: res.Conversion, Routes: best.Routes}
 	switch {
 	case res.Rounds == 0:
@@ -210,18 +177,15 @@ func eventRow(req accountRequest, e event.Event, bound string) (accountRow, erro
 	return row, nil
 }
 
-// accountMechanismNames lists the --mechanism values.
-func accountMechanismNames() []string { return slices.Clone(event.Mechanisms()) }
-
 // pldRow accounts e over req.Steps rounds by PLD (event.PLD): the
 // pessimistic end is the guarantee, the optimistic end is reported beside
 // it (the discretisation interval of the dominating pairs).
-func pldRow(req accountRequest, e event.Event) (accountRow, error) {
+func pldRow(req Request, e event.Event) (Row, error) {
 	r, err := event.PLD([]event.Composed{{Event: e, Count: req.Steps}}, req.Delta)
 	if err != nil {
-		return accountRow{}, err
+		return Row{}, err
 	}
-	row := accountRow{Bound: event.BoundPLD, Epsilon: r.Upper, Delta: r.Delta, PLDOptimistic: r.Lower, PLDGrid: r.Grid}
+	row := Row{Bound: event.BoundPLD, Epsilon: r.Upper, Delta: r.Delta, PLDOptimistic: r.Lower, PLDGrid: r.Grid}
 	switch {
 	case r.Rounds == 0:
 		row.Note = "no rounds: nothing spent"
@@ -231,20 +195,20 @@ func pldRow(req accountRequest, e event.Event) (accountRow, error) {
 	return row, nil
 }
 
-// boundCertified is the --bound value of the certified interval
+// BoundCertified is the --bound value of the certified interval
 // (event.CertifiedInterval): its row's epsilon is the certified lower
 // bound, with the interval [lower, upper] and the ratio.
-const boundCertified = "certified"
+const BoundCertified = "certified"
 
 // certifiedRow is the row of the certified interval: Epsilon the certified
 // lower bound (kind certified-lower), Interval [lower, upper] with upper
 // best's epsilon, and their ratio.
-func certifiedRow(req accountRequest, e event.Event) (accountRow, error) {
+func certifiedRow(req Request, e event.Event) (Row, error) {
 	c, err := event.CertifiedInterval([]event.Composed{{Event: e, Count: req.Steps}}, req.Delta)
 	if err != nil {
-		return accountRow{}, err
+		return Row{}, err
 	}
-	row := accountRow{Bound: boundCertified, Kind: accounting.KindCertifiedLower, Epsilon: c.Lower, Delta: c.Delta,
+	row := Row{Bound: BoundCertified, Kind: accounting.KindCertifiedLower, Epsilon: c.Lower, Delta: c.Delta,
 		Interval: []float64{c.Lower, c.Upper}, UpperBound: c.UpperBound}
 	if c.Rounds == 0 {
 		row.Note = "no rounds: nothing spent"
@@ -257,13 +221,13 @@ func certifiedRow(req accountRequest, e event.Event) (accountRow, error) {
 	return row, nil
 }
 
-// boundRDPBest is the --bound value of the RDP route of best alone: at every
+// BoundRDPBest is the --bound value of the RDP route of best alone: at every
 // order the smallest valid RDP upper bound, composed and converted (what
 // "best" meant before it compared every route; event.Account with "best").
-const boundRDPBest = "rdp-best"
+const BoundRDPBest = "rdp-best"
 
-// boundBestNoPLD is best over the RDP and approximate-DP routes only (event.BestOf
+// BoundBestNoPLD is best over the RDP and approximate-DP routes only (event.BestOf
 // with event.RouteApproxDP): what calibrate uses for "best", since it
 // evaluates 20 to 60 parameter values and a PLD composition costs 0.05 to
 // 2 s (far more at extreme parameters, such as a tiny sigma).
-const boundBestNoPLD = "best-no-pld"
+const BoundBestNoPLD = "best-no-pld"

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/shuffledp/shuffledp/account"
+)
+
+// TestAccountJSONRequest: `account --json` prints, byte for byte, what
+// account.EvaluateJSON (the shared library's and the calculator's entry
+// point) returns for the same parameters as a JSON request, and both
+// refuse a bad parameter with the same message.
+func TestAccountJSONRequest(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		json string
+	}{
+		{[]string{"--n", "60000", "--k", "600", "--eps0", "1", "--steps", "10", "--delta", "1/60000"},
+			`{"n":6e4,"k":600,"eps0":1,"steps":10,"delta":"1/60000"}`},
+		{[]string{"--mechanism", "shuffle", "--n", "200", "--eps0", "0.5", "--steps", "2", "--delta", "1e-6", "--bound", "all"},
+			`{"mechanism":"shuffle","n":200,"eps0":0.5,"steps":2,"delta":1e-6,"bound":"all"}`},
+		{[]string{"--mechanism", "shuffle-gaussian", "--n", "1000", "--sigma", "3", "--steps", "10", "--delta", "1e-6", "--orders", "2:64", "--adjacency", "zero-out"},
+			`{"mechanism":"shuffle-gaussian","n":1000,"sigma":3,"steps":10,"delta":1e-6,"orders":"2:64","adjacency":"zero-out"}`},
+		{[]string{"--mechanism", "sampled-gaussian", "--n", "60000", "--k", "600", "--client-sigma", "0.1", "--steps", "100", "--delta", "1e-5"},
+			`{"mechanism":"sampled-gaussian","n":60000,"k":600,"client-sigma":0.1,"steps":100,"delta":1e-5}`},
+		{[]string{"--mechanism", "shuffle", "--k", "5"}, `{"mechanism":"shuffle","k":5}`},
+		{[]string{"--delta", "2"}, `{"delta":2}`},
+	} {
+		out, cliErr := runAccount(t, append(tc.args, "--json")...)
+		got, err := account.EvaluateJSON([]byte(tc.json))
+		switch {
+		case cliErr != nil || err != nil:
+			if cliErr == nil || err == nil || cliErr.Error() != err.Error() {
+				t.Errorf("%v: command error %v, EvaluateJSON error %v", tc.args, cliErr, err)
+			}
+		case string(got) != out:
+			t.Errorf("%v:\ncommand:\n%s\nEvaluateJSON:\n%s", tc.args, out, got)
+		}
+	}
+}
