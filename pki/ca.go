@@ -228,7 +228,7 @@ func build(dir string, hosts []string, deployment string) error {
 		if role != RoleClient {
 			h = hosts
 		}
-		if err := issue(filepath.Join(dir, role), role, deployment, h, ca, caKey, false); err != nil {
+		if err := issue(filepath.Join(dir, role), role, deployment, h, ca, caKey); err != nil {
 			return err
 		}
 	}
@@ -245,9 +245,8 @@ func build(dir string, hosts []string, deployment string) error {
 }
 
 // issue generates role's key and certificate (its identity, its key
-// usages, SANs for hosts) in dir; replace overwrites existing files
-// (each atomically).
-func issue(dir, role, deployment string, hosts []string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, replace bool) error {
+// usages, SANs for hosts) in dir, as new files.
+func issue(dir, role, deployment string, hosts []string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return fmt.Errorf("pki: %w", err)
@@ -269,18 +268,14 @@ func issue(dir, role, deployment string, hosts []string, ca *x509.Certificate, c
 	if err != nil {
 		return fmt.Errorf("pki: %s certificate: %w", role, err)
 	}
-	write := writeFile
-	if replace {
-		write = replaceFile
-	}
 	kder, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return fmt.Errorf("pki: %w", err)
 	}
-	if err := write(filepath.Join(dir, KeyFile(role)), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+	if err := writeFile(filepath.Join(dir, KeyFile(role)), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
 		return err
 	}
-	return write(filepath.Join(dir, CertFile(role)), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	return writeFile(filepath.Join(dir, CertFile(role)), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 }
 
 // RotateConfig configures Rotate.
@@ -299,6 +294,13 @@ type RotateConfig struct {
 // client credentials, the server's HPKE key and every ledger are left as
 // they are: copy the role's new bundle to its host and restart the role.
 // It returns the new certificate.
+//
+// It is crash-safe: the new bundle (the old one's other files, the new key
+// and certificate) is written and synced beside the old one and switched
+// in with one atomic exchange of the two directories (switchBundle), so a
+// crash at any point leaves dir/ROLE holding either the old pair or the
+// new one, never a key of one and a certificate of the other; a leftover
+// of a crashed rotation is removed by the next one.
 func Rotate(dir string, cfg RotateConfig) (*x509.Certificate, error) {
 	if !slices.Contains(Roles, cfg.Role) {
 		return nil, fmt.Errorf("pki rotate: role must be one of %s, got %q", strings.Join(Roles, ", "), cfg.Role)
@@ -323,6 +325,9 @@ func Rotate(dir string, cfg RotateConfig) (*x509.Certificate, error) {
 		return nil, fmt.Errorf("pki rotate: %w", err)
 	}
 	bundle := filepath.Join(dir, cfg.Role)
+	if err := recoverRotation(dir, cfg.Role); err != nil {
+		return nil, fmt.Errorf("pki rotate: %w", err)
+	}
 	old, err := readCert(filepath.Join(bundle, CertFile(cfg.Role)))
 	if err != nil {
 		return nil, fmt.Errorf("pki rotate: %w", err)
@@ -333,8 +338,8 @@ func Rotate(dir string, cfg RotateConfig) (*x509.Certificate, error) {
 			return nil, fmt.Errorf("pki rotate: %w", err)
 		}
 	}
-	if err := issue(bundle, cfg.Role, deployment, hosts, ca, caKey, true); err != nil {
-		return nil, err
+	if err := rotateBundle(dir, cfg.Role, deployment, hosts, ca, caKey); err != nil {
+		return nil, fmt.Errorf("pki rotate: %w", err)
 	}
 	return readCert(filepath.Join(bundle, CertFile(cfg.Role)))
 }
@@ -374,20 +379,6 @@ func writeFile(path string, data []byte, perm os.FileMode) error {
 	}
 	if err != nil {
 		return fmt.Errorf("pki: %s: %w", path, err)
-	}
-	return nil
-}
-
-// replaceFile writes path atomically (a temporary file renamed over it).
-func replaceFile(path string, data []byte, perm os.FileMode) error {
-	tmp := path + ".new"
-	os.Remove(tmp)
-	if err := writeFile(tmp, data, perm); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("pki: %w", err)
 	}
 	return nil
 }
@@ -486,6 +477,9 @@ func loadBundle(dir, role string) (tls.Certificate, *x509.CertPool, string, erro
 	}
 	cp := filepath.Join(dir, CertFile(role))
 	c, err := tls.LoadX509KeyPair(cp, kp)
+	if err != nil && strings.Contains(err.Error(), "does not match") {
+		return zero, nil, "", fmt.Errorf("pki: %s and %s do not belong together: the private key is not the certificate's (%w); the bundle mixes two rotations (copy the role's whole bundle again from the operator's machine)", kp, cp, err)
+	}
 	if err != nil {
 		return zero, nil, "", fmt.Errorf("pki: %s: %w", role, err)
 	}
