@@ -159,7 +159,12 @@ func runCalibration(req accountRequest, solve string, target float64) (calibrate
 	if err != nil {
 		return calibrateOutput{}, err
 	}
-	final := calibrateWith(req, solve, sol.Value)
+	return calibrateResult(calibrateWith(req, solve, sol.Value), sol, solve, target)
+}
+
+// calibrateResult evaluates the answer's request final once more, checks
+// it meets the target and assembles the output.
+func calibrateResult(final accountRequest, sol calibrate.Solution, solve string, target float64) (calibrateOutput, error) {
 	row, err := calibrateEval(final)
 	if err != nil {
 		return calibrateOutput{}, err

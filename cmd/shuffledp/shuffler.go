@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/shuffledp/shuffledp/deploy"
@@ -106,25 +107,29 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 		return err
 	}
 	defer proc.Close()
-	sh := proc.Node
+	started, err = serveShuffler(ctx, cmd, f, proc.Node, lis, reg)
+	return err
+}
+
+// serveShuffler serves the shuffler node and its metrics until its run
+// ends or ctx is cancelled, and prints what it did; started is false when
+// the start was refused (it never got the run from the server: it did not
+// answer, its certificate was refused, ...).
+func serveShuffler(ctx context.Context, cmd *cobra.Command, f *shufflerFlags, sh *node.Shuffler, lis net.Listener, reg *prometheus.Registry) (started bool, err error) {
 	mctx, mstop := context.WithCancel(context.Background())
 	waitMetrics, err := deploy.ServeMetrics(mctx, "shuffler", f.metricsListen, f.metricsAddrTo, reg, cmd.ErrOrStderr())
 	if err != nil {
 		mstop()
-		return err
+		return false, err
 	}
 	defer func() { mstop(); waitMetrics() }()
-	started = true
 	if err := node.WriteAddr(f.addrTo, lis.Addr().String()); err != nil {
-		return err
+		return true, err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: listening on %s, server %s, state %s\n", lis.Addr(), f.server, f.state)
 	err = sh.Run(ctx, lis)
-	// A shuffler that never got the run from the server (it did not
-	// answer, its certificate was refused, ...) was a refused start.
-	started = sh.Started()
 	s := sh.Stats()
 	fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: %d rounds released, %d discarded, %d reports accepted, %d forwarded (%d dummies); rejected: %v\n",
 		s.Released, s.Discarded, s.Accepted, s.Forwarded, s.Dummies, s.Rejected)
-	return orInterrupted(ctx, err)
+	return sh.Started(), orInterrupted(ctx, err)
 }
