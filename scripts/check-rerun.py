@@ -48,6 +48,19 @@ def rerun_command(command, epochs, metrics, data_dir):
     return out + ["--epochs=%r" % epochs, "--metrics=" + metrics, "--no-progress"]
 
 
+def rerun_epochs(rows, n):
+    """The epochs to re-run so that the first n rows are written again: as many as the n-th row's.
+
+    The first row is the evaluation before any round (epoch 0), and train refuses --epochs 0:
+    when only it is compared, the re-run is one round (a later row's epoch over its round).
+    """
+    epochs = rows[n - 1]["epoch"]
+    if epochs > 0:
+        return epochs
+    later = next((r for r in rows if r["round"] > 0 and r["epoch"] > 0), None)
+    return None if later is None else later["epoch"] / later["round"]
+
+
 def differs(a, b, tol):
     if a is None or b is None:
         return a is not b
@@ -62,7 +75,10 @@ def check(path, args):
         print("%s: no command in the first row" % path)
         return 2
     want = rows[:args.rows]
-    epochs = want[-1]["epoch"]
+    epochs = rerun_epochs(rows, len(want))
+    if epochs is None:
+        print("%s: no row after round 0 to tell the length of a round" % path)
+        return 2
     with tempfile.TemporaryDirectory() as tmp:
         metrics = os.path.join(tmp, "metrics.jsonl")
         argv = [args.bin] + rerun_command(rows[0]["command"], epochs, metrics, args.data_dir)
