@@ -487,10 +487,30 @@ func loadBundle(dir, role string) (tls.Certificate, *x509.CertPool, string, erro
 	if err != nil {
 		return zero, nil, "", fmt.Errorf("pki: %s: %w", cp, err)
 	}
+	if err := checkValidity(cp, role, c.Leaf, time.Now()); err != nil {
+		return zero, nil, "", err
+	}
 	if got != role {
 		return zero, nil, "", fmt.Errorf("pki: %s is the %s's certificate, not the %s's", cp, got, role)
 	}
 	return c, pool, deployment, nil
+}
+
+// checkValidity refuses role's own certificate (the file path) when it is
+// expired or not yet valid at now: every peer would refuse it, so the role
+// would only wait. The error names the file and gives the dates.
+func checkValidity(path, role string, c *x509.Certificate, now time.Time) error {
+	var what string
+	switch {
+	case now.Before(c.NotBefore):
+		what = "is not yet valid"
+	case now.After(c.NotAfter):
+		what = "has expired"
+	default:
+		return nil
+	}
+	return fmt.Errorf("pki: %s: the %s's own certificate %s: valid from %s to %s, now %s; issue a new one on the operator's machine (shuffledp pki rotate --role %s) and copy the bundle again",
+		path, role, what, c.NotBefore.UTC().Format(time.RFC3339), c.NotAfter.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339), role)
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shuffledp/shuffledp/pki"
+)
+
+// pemBlock returns the DER of the first PEM block of path.
+func pemBlock(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		t.Fatalf("%s: no PEM block", path)
+	}
+	return blk.Bytes
+}
+
+// reissue signs, with the operator's authority of pki init's directory
+// pkiDir (crypto/x509 directly: pki issues only valid certificates), a
+// copy of role's certificate (same key, identity and hosts) valid from
+// from to to, and writes it over role's certificate in its bundle. It
+// returns the certificate's PEM.
+func reissue(t *testing.T, pkiDir, role string, from, to time.Time) []byte {
+	t.Helper()
+	ca, err := x509.ParseCertificate(pemBlock(t, filepath.Join(pkiDir, pki.OperatorDir, pki.CAFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caKey, err := x509.ParsePKCS8PrivateKey(pemBlock(t, filepath.Join(pkiDir, pki.OperatorDir, pki.CAKeyFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(pkiDir, role)
+	old, err := x509.ParseCertificate(pemBlock(t, filepath.Join(bundle, pki.CertFile(role))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: old.Subject, NotBefore: from, NotAfter: to,
+		KeyUsage: old.KeyUsage, ExtKeyUsage: old.ExtKeyUsage, URIs: old.URIs, IPAddresses: old.IPAddresses, DNSNames: old.DNSNames}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, old.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(filepath.Join(bundle, pki.CertFile(role)), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestOwnCertificateValidityAtStart: each role (server, shuffler, client
+// commands) refuses to start on its own certificate when it is expired or
+// not yet valid, with an error naming the certificate file and saying
+// which; the server leaves no state behind.
+func TestOwnCertificateValidityAtStart(t *testing.T) {
+	now := time.Now()
+	day := 24 * time.Hour
+	for _, v := range []struct {
+		name, want string
+		from, to   time.Time
+	}{
+		{"expired", "has expired", now.Add(-30 * day), now.Add(-day)},
+		{"not yet valid", "is not yet valid", now.Add(day), now.Add(30 * day)},
+	} {
+		for _, role := range []string{pki.RoleServer, pki.RoleShuffler, pki.RoleClient} {
+			t.Run(v.name+"/"+role, func(t *testing.T) {
+				dir := t.TempDir()
+				pkiDir := filepath.Join(dir, "pki")
+				creds := filepath.Join(dir, "creds.json")
+				for _, args := range [][]string{{"init", "--dir", pkiDir}, {"enrol", "--dir", pkiDir, "--clients", "0:20", "--out", creds}} {
+					if out, err := runCmd(t, newPKICmd, args...); err != nil {
+						t.Fatalf("pki %v: %v\n%s", args, err, out)
+					}
+				}
+				reissue(t, pkiDir, role, v.from, v.to)
+				bundle := filepath.Join(pkiDir, role)
+				state := filepath.Join(dir, "state")
+				var out string
+				var err error
+				switch role {
+				case pki.RoleServer:
+					out, err = runCmd(t, newServerCmd, "--listen", "127.0.0.1:0", "--state", state, "--pki", bundle, "--dataset", "synthetic",
+						"--model", "logreg", "--clients", "20", "--sample", "5", "--eps0", "2", "--no-progress")
+				case pki.RoleShuffler:
+					out, err = runCmd(t, newShufflerCmd, "--listen", "127.0.0.1:0", "--state", state, "--pki", bundle, "--server", closedPort(t),
+						"--connect-timeout", "5s")
+				case pki.RoleClient:
+					out, err = runCmd(t, newClientCmd, "--shuffler", closedPort(t), "--server", closedPort(t), "--clients", "0:20",
+						"--pki", bundle, "--credentials", creds, "--connect-timeout", "5s")
+				}
+				file := filepath.Join(bundle, pki.CertFile(role))
+				if err == nil || !strings.Contains(err.Error(), v.want) || !strings.Contains(err.Error(), file) {
+					t.Fatalf("%s on a certificate that %s: %v, want an error naming %q and %s\n%s", role, v.want, err, v.want, file, out)
+				}
+				if _, err := os.Lstat(state); !os.IsNotExist(err) {
+					t.Errorf("the refused start left %s behind (%v)", state, err)
+				}
+			})
+		}
+	}
+}
+
+// TestPeerCertificateExpired: a shuffler dialling a "server" whose
+// certificate (of this deployment, with the server's identity) has
+// expired, and a client dialling such a "shuffler", stop at once with an
+// error saying the peer's certificate has expired — not an endless wait.
+func TestPeerCertificateExpired(t *testing.T) {
+	now := time.Now()
+	for _, role := range []string{pki.RoleServer, pki.RoleShuffler} {
+		t.Run(role, func(t *testing.T) {
+			dir := t.TempDir()
+			pkiDir := filepath.Join(dir, "pki")
+			creds := filepath.Join(dir, "creds.json")
+			for _, args := range [][]string{{"init", "--dir", pkiDir}, {"enrol", "--dir", pkiDir, "--clients", "0:20", "--out", creds}} {
+				if out, err := runCmd(t, newPKICmd, args...); err != nil {
+					t.Fatalf("pki %v: %v\n%s", args, err, out)
+				}
+			}
+			certPEM := reissue(t, pkiDir, role, now.Add(-30*24*time.Hour), now.Add(-time.Hour))
+			keyPEM, err := os.ReadFile(filepath.Join(pkiDir, role, pki.KeyFile(role)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			kp, err := tls.X509KeyPair(certPEM, keyPEM)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lis, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{kp}, NextProtos: []string{"h2"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lis.Close()
+			go func() {
+				for {
+					c, err := lis.Accept()
+					if err != nil {
+						return
+					}
+					go func(c net.Conn) { c.(*tls.Conn).Handshake(); c.Close() }(c)
+				}
+			}()
+			addr := lis.Addr().String()
+			start := time.Now()
+			var out string
+			if role == pki.RoleServer {
+				out, err = runCmd(t, newShufflerCmd, "--listen", "127.0.0.1:0", "--state", filepath.Join(dir, "state"),
+					"--pki", filepath.Join(pkiDir, pki.RoleShuffler), "--server", addr, "--connect-timeout", "20s")
+			} else {
+				// The client asks the server first: a real one.
+				srv := startNetProc(t, "server", nil, "server", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "srv.addr"),
+					"--state", filepath.Join(dir, "server"), "--pki", filepath.Join(pkiDir, "server"), "--dataset", "synthetic", "--model", "logreg",
+					"--clients", "20", "--sample", "5", "--eps0", "2", "--epochs", "1000", "--eval-every", "1000", "--test-size", "50", "--no-progress")
+				srvAddr := waitFile(t, filepath.Join(dir, "srv.addr"), srv.cmd, srv.out.b)
+				defer srv.stop(10 * time.Second)
+				start = time.Now()
+				out, err = runCmd(t, newClientCmd, "--shuffler", addr, "--server", srvAddr, "--clients", "0:20",
+					"--pki", filepath.Join(pkiDir, pki.RoleClient), "--credentials", creds, "--connect-timeout", "20s")
+			}
+			if err == nil || !strings.Contains(err.Error(), "has expired") || !strings.Contains(err.Error(), addr) {
+				t.Fatalf("dialling a %s with an expired certificate: %v, want an error naming %s and \"has expired\"\n%s", role, err, addr, out)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Fatalf("gave up after %v: a certificate problem should end the wait at once", took)
+			}
+		})
+	}
+}
