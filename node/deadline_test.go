@@ -11,6 +11,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/pki"
+	"github.com/shuffledp/shuffledp/training"
 )
 
 // lockedLog is a log destination safe for concurrent writes.
@@ -106,5 +107,79 @@ func TestServerBatchTimeout(t *testing.T) {
 	if !errors.Is(err, ErrBatchTimeout) || !strings.Contains(err.Error(), "within 500ms of publishing model version 0") ||
 		!strings.Contains(err.Error(), "--batch-timeout") {
 		t.Fatalf("server: %v, want ErrBatchTimeout naming the model version and --batch-timeout", err)
+	}
+}
+
+// TestMinConnectedLateJoin: with MinConnected 7 of 20 the first round opens
+// once 7 clients are registered (the log says so); rounds sample k of the
+// 20 whether or not they are connected, the unconnected sampled clients
+// get dummies, every batch is k reports; a pool that connects later
+// delivers in the rounds after it registered.
+func TestMinConnectedLateJoin(t *testing.T) {
+	var logs lockedLog
+	store := ledger.NewMemoryStore()
+	sh, srvAddr, shAddr, pkiDir, done := startNodesWith(t, store, nodeOptions{
+		train: func(c *training.Config) { c.Epochs = 3 }, // 12 rounds of 5 of 20
+		shuffler: func(c *ShufflerConfig) {
+			c.MinConnected, c.RoundTimeout, c.ReleaseWhenComplete, c.Log = 7, 300*time.Millisecond, false, log.New(&logs, "", 0)
+		}})
+	tlsc, err := pki.ClientTLS(filepath.Join(pkiDir, pki.RoleClient), pki.RoleClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enr, err := pki.LoadEnroller(pkiDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := func(lo, hi int64) *ClientPool {
+		creds, err := enr.Enrol(lo, hi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewClientPool(ClientPoolConfig{Shuffler: shAddr, Server: srvAddr, TLS: tlsc, Credentials: creds, Workers: 1, ConnectTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	early, late := pool(0, 7), pool(7, 20)
+	errs := make(chan error, 2)
+	go func() { errs <- early.Run(t.Context()) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for sh.Stats().Released < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if sh.Stats().Released < 3 {
+		t.Fatalf("no 3 rounds released with 7 of 20 clients registered: %+v\n%s", sh.Stats(), logs.String())
+	}
+	joinedAt := sh.Stats().Released
+	go func() { errs <- late.Run(t.Context()) }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	st := sh.Stats()
+	if !strings.Contains(logs.String(), "7 of 20 clients registered (the run starts at 7); starting") {
+		t.Errorf("log does not say the run started at 7 of 20:\n%s", logs.String())
+	}
+	if st.Released != 12 || st.Forwarded != 12*5 || st.Dummies == 0 || st.Discarded != 0 {
+		t.Fatalf("stats %+v: want 12 rounds of 5 reports, some dummies, none discarded", st)
+	}
+	if early.Reports()+late.Reports()+st.Dummies != st.Forwarded {
+		t.Errorf("reports %d + %d and %d dummies for %d forwarded", early.Reports(), late.Reports(), st.Dummies, st.Forwarded)
+	}
+	if late.Reports() == 0 {
+		t.Errorf("the pool that joined after round %d never delivered", joinedAt)
+	}
+	runs, _ := store.Runs(t.Context())
+	entries, _ := store.Entries(t.Context(), runs[0])
+	for _, e := range entries {
+		if e.Reports != 5 {
+			t.Errorf("round %d debited with %d reports, want 5", e.Round, e.Reports)
+		}
 	}
 }
