@@ -1,6 +1,7 @@
 package figures
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -103,4 +104,68 @@ func (d Data) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// AllBounds lists the lines drawn in every figure: the RDP bounds of the
+// accountant (RDPBounds), the approximate-DP baselines (FMT20 clones
+// with KOV15 composition, closed form and numerical) and the PLD bounds.
+func AllBounds() []Bound {
+	return append(append(RDPBounds(), NewFMT20KOV15(), NewFMT20AnalyticKOV15()), PLDBounds()...)
+}
+
+// CheckPoints refuses a number of x values outside [2, MaxPoints], naming
+// the flag --points.
+func CheckPoints(points int) error {
+	if points < 2 || points > MaxPoints {
+		return fmt.Errorf("--points must be between 2 and %d, got %d", MaxPoints, points)
+	}
+	return nil
+}
+
+// Built is a figure computed and rendered by Build.
+type Built struct {
+	Figure Figure
+	// Image is the figure in the format asked for; CSV its series, when
+	// asked for.
+	Image, CSV []byte
+	// Points is the number of x values; Labels the series' labels.
+	Points int
+	Labels []string
+}
+
+// Build computes the named figure at points log-spaced x values (2 to
+// MaxPoints) over AllBounds and renders it in format (FormatOf), with its
+// series as CSV when withCSV. Errors name the flag --points.
+func Build(name string, points int, format string, withCSV bool) (Built, error) {
+	fig, err := Lookup(name)
+	if err != nil {
+		return Built{}, err
+	}
+	if err := CheckPoints(points); err != nil {
+		return Built{}, err
+	}
+	xs, err := fig.XValues(points)
+	if err != nil {
+		return Built{}, err
+	}
+	d, err := Compute(fig, xs, AllBounds())
+	if err != nil {
+		return Built{}, err
+	}
+	b := Built{Figure: fig, Points: len(xs)}
+	var img, tab bytes.Buffer
+	if err := d.Render(&img, format); err != nil {
+		return Built{}, err
+	}
+	b.Image = img.Bytes()
+	if withCSV {
+		if err := d.WriteCSV(&tab); err != nil {
+			return Built{}, err
+		}
+		b.CSV = tab.Bytes()
+	}
+	for _, s := range d.Series {
+		b.Labels = append(b.Labels, s.Label)
+	}
+	return b, nil
 }

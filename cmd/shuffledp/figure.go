@@ -47,7 +47,7 @@ func newFigureCmd() *cobra.Command {
 				if err := checkFigureOutputs("", csvPath); err != nil {
 					return err
 				}
-				return runRatios(cmd, figureBounds(), csvPath)
+				return runRatios(cmd, figures.AllBounds(), csvPath)
 			}
 			return writeFigure(cmd.OutOrStdout(), args[0], out, csvPath, points)
 		},
@@ -107,12 +107,6 @@ func checkFigureOutputs(out, csvPath string) error {
 	return nil
 }
 
-// figureBounds lists the lines drawn in every figure: the RDP bounds of the
-// accountant (figures.RDPBounds) and the approximate-DP baselines.
-func figureBounds() []figures.Bound {
-	return append(append(figures.RDPBounds(), figures.NewFMT20KOV15(), figures.NewFMT20AnalyticKOV15()), figures.PLDBounds()...)
-}
-
 // writeFigureList lists the figures and their captions, and ratios.
 func writeFigureList(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -123,11 +117,11 @@ func writeFigureList(w io.Writer) error {
 	return tw.Flush()
 }
 
-// writeFigure computes the named figure at points x values, writes its image
-// to out (and its series as CSV to csvPath, when set) and says so on w.
+// writeFigure computes the named figure at points x values (figures.Build),
+// writes its image to out (and its series as CSV to csvPath, when set) and
+// says so on w.
 func writeFigure(w io.Writer, name, out, csvPath string, points int) error {
-	fig, err := figures.Lookup(name)
-	if err != nil {
+	if _, err := figures.Lookup(name); err != nil {
 		return err
 	}
 	if out == "" {
@@ -137,40 +131,22 @@ func writeFigure(w io.Writer, name, out, csvPath string, points int) error {
 	if err != nil {
 		return err
 	}
-	if points < 2 || points > figures.MaxPoints {
-		return fmt.Errorf("--points must be between 2 and %d, got %d", figures.MaxPoints, points)
+	if err := figures.CheckPoints(points); err != nil {
+		return err
 	}
 	if err := checkFigureOutputs(out, csvPath); err != nil {
 		return err
 	}
-	bounds := figureBounds()
-	xs, err := fig.XValues(points)
+	b, err := figures.Build(name, points, format, csvPath != "")
 	if err != nil {
 		return err
 	}
-	data, err := figures.Compute(fig, xs, bounds)
-	if err != nil {
-		return err
-	}
-	var img, tab bytes.Buffer
-	if err := data.Render(&img, format); err != nil {
-		return err
-	}
-	if csvPath != "" {
-		if err := data.WriteCSV(&tab); err != nil {
-			return err
-		}
-	}
-	if err := os.WriteFile(out, img.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(out, b.Image, 0o644); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	var labels []string
-	for _, s := range data.Series {
-		labels = append(labels, s.Label)
-	}
-	fmt.Fprintf(w, "wrote %s (%s, %d points, series: %s)\n", out, fig.Name, len(xs), strings.Join(labels, ", "))
+	fmt.Fprintf(w, "wrote %s (%s, %d points, series: %s)\n", out, b.Figure.Name, b.Points, strings.Join(b.Labels, ", "))
 	if csvPath != "" {
-		if err := os.WriteFile(csvPath, tab.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(csvPath, b.CSV, 0o644); err != nil {
 			return fmt.Errorf("--csv: %w", err)
 		}
 		fmt.Fprintf(w, "wrote %s\n", csvPath)

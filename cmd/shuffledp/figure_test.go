@@ -21,7 +21,7 @@ func runFigure(t *testing.T, args ...string) (string, error) {
 
 func wantLabels() []string {
 	var ls []string
-	for _, b := range figureBounds() {
+	for _, b := range figures.AllBounds() {
 		ls = append(ls, b.Label())
 	}
 	return append(ls, figures.BestLabel)
