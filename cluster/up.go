@@ -10,6 +10,8 @@
 //	DIR/server/                     the server's state (checkpoint, receipts,
 //	                                its record of released batches, HPKE key)
 //	DIR/metrics.jsonl               the server's metrics, as train writes them
+//	DIR/server.http-addr,           the dashboards' addresses (Config.Dashboard)
+//	DIR/shuffler.http-addr
 //	DIR/pki/                        pki init's directory: operator/ (CA key,
 //	                                client secret), server/, shuffler/ and
 //	                                client/ bundles (each child is given its
@@ -77,12 +79,17 @@ type Config struct {
 	// "": the shuffler's default).
 	Adjacency string
 	// Metrics serves the server's and the shuffler's Prometheus metrics on
-	// loopback ports; their addresses are printed to Stderr and returned
+	// loopback ports (and each client process's health metrics, its
+	// address in DIR/client-LO-HI.metrics-addr); their addresses are printed to Stderr and returned
 	// by MetricsAddrs.
 	Metrics bool
 	// MetricsAddrs, if not nil, is called with the server's and the
 	// shuffler's metrics addresses once both listen.
 	MetricsAddrs func(server, shuffler string)
+	// Dashboard serves the server's and the shuffler's live pages (their
+	// --http) on loopback ports; their addresses are printed to Stderr and
+	// written to DIR/server.http-addr and DIR/shuffler.http-addr.
+	Dashboard bool
 	// Stderr receives every child's output, each line prefixed with its
 	// role.
 	Stderr io.Writer
@@ -148,10 +155,17 @@ func Up(ctx context.Context, cfg Config) error {
 	shufMetricsFile := filepath.Join(abs, "shuffler.metrics-addr")
 	os.Remove(srvMetricsFile)
 	os.Remove(shufMetricsFile)
+	srvHTTPFile := filepath.Join(abs, "server.http-addr")
+	shufHTTPFile := filepath.Join(abs, "shuffler.http-addr")
+	os.Remove(srvHTTPFile)
+	os.Remove(shufHTTPFile)
 	srvArgs := append([]string{"server", "--listen=127.0.0.1:0", "--addr-file=" + serverAddrFile,
 		"--state=" + filepath.Join(abs, "server"), "--metrics=" + filepath.Join(abs, "metrics.jsonl"), "--pki=" + filepath.Join(pkiDir, pki.RoleServer)}, cfg.TrainArgs...)
 	if cfg.Metrics {
 		srvArgs = append(srvArgs, "--metrics-listen=127.0.0.1:0", "--metrics-addr-file="+srvMetricsFile)
+	}
+	if cfg.Dashboard {
+		srvArgs = append(srvArgs, "--http=127.0.0.1:0", "--http-addr-file="+srvHTTPFile)
 	}
 	srv, err := g.start(cfg.Exe, "server", srvArgs)
 	if err != nil {
@@ -174,6 +188,9 @@ func Up(ctx context.Context, cfg Config) error {
 	}
 	if cfg.Metrics {
 		shArgs = append(shArgs, "--metrics-listen=127.0.0.1:0", "--metrics-addr-file="+shufMetricsFile)
+	}
+	if cfg.Dashboard {
+		shArgs = append(shArgs, "--http=127.0.0.1:0", "--http-addr-file="+shufHTTPFile)
 	}
 	if cfg.RoundTimeout > 0 {
 		shArgs = append(shArgs, "--round-timeout="+cfg.RoundTimeout.String())
@@ -210,6 +227,21 @@ func Up(ctx context.Context, cfg Config) error {
 			cfg.MetricsAddrs(sm, hm)
 		}
 	}
+	if cfg.Dashboard {
+		sd, err := g.waitAddr(ctx, srvHTTPFile, srv)
+		if err != nil {
+			return g.fail(err)
+		}
+		hd, err := g.waitAddr(ctx, shufHTTPFile, shuf)
+		if err != nil {
+			return g.fail(err)
+		}
+		if cfg.Stderr != nil {
+			g.outMu.Lock()
+			fmt.Fprintf(cfg.Stderr, "up: dashboards: server http://%s/, shuffler http://%s/ (the shuffler's page is for its operator only)\n", sd, hd)
+			g.outMu.Unlock()
+		}
+	}
 	var clients []*child
 	for p := range cfg.ClientProcesses {
 		lo, hi := int64(p*cfg.Clients/cfg.ClientProcesses), int64((p+1)*cfg.Clients/cfg.ClientProcesses)
@@ -230,6 +262,9 @@ func Up(ctx context.Context, cfg Config) error {
 		}
 		if cfg.Dropout > 0 {
 			args = append(args, "--dropout="+strconv.FormatFloat(cfg.Dropout, 'g', -1, 64))
+		}
+		if cfg.Metrics {
+			args = append(args, "--metrics-listen=127.0.0.1:0", "--metrics-addr-file="+filepath.Join(abs, fmt.Sprintf("client-%d-%d.metrics-addr", lo, hi)))
 		}
 		c, err := g.start(cfg.Exe, fmt.Sprintf("client %d:%d", lo, hi), args)
 		if err != nil {

@@ -3,8 +3,10 @@ package deploy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/shuffledp/shuffledp/dashboard"
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/model"
@@ -76,6 +78,9 @@ type Server struct {
 	Trainer *training.Trainer
 	// Done is the number of rounds the checkpoint had completed.
 	Done int
+	// Board is the server's live page (the node configuration's
+	// Dashboard; nil: none): Run feeds it every round and evaluation.
+	Board *dashboard.ServerBoard
 }
 
 // OpenServer opens the state directory (with the run's flags), the node
@@ -110,6 +115,8 @@ func OpenServer(ctx context.Context, c ServerConfig) (_ *Server, err error) {
 	if s.Trainer, s.Done, err = attachLoop(s.Session, s.Node, cfg, m, test); err != nil {
 		return nil, err
 	}
+	s.Board = c.Node.Dashboard
+	s.configureBoard(c.Metrics)
 	return s, nil
 }
 
@@ -168,8 +175,10 @@ func (s *Server) Run(ctx context.Context, hooks training.Hooks) (training.StopRe
 	stop := context.AfterFunc(ctx, s.Node.Interrupt)
 	defer stop()
 	onRound, onEval := hooks.OnRound, hooks.OnEval
+	last := s.Done // the last evaluated round
 	hooks.OnRound = func(r training.RoundStats) error {
 		s.Node.RoundApplied(r.Reports, r.Refused)
+		s.Board.RoundApplied(r.Round, r.Reports, r.Refused, r.Duration)
 		if onRound != nil {
 			return onRound(r)
 		}
@@ -177,6 +186,9 @@ func (s *Server) Run(ctx context.Context, hooks training.Hooks) (training.StopRe
 	}
 	hooks.OnEval = func(r metrics.Record) error {
 		s.Node.Evaluated(r.TestAccuracy, r.TestAccuracyEMA)
+		s.Node.Spent(r.Epsilon)
+		s.Board.Evaluated(r)
+		last = r.Round
 		if onEval != nil {
 			return onEval(r)
 		}
@@ -185,6 +197,11 @@ func (s *Server) Run(ctx context.Context, hooks training.Hooks) (training.StopRe
 	reason, err := s.Trainer.RunSession(ctx, s.Session, hooks)
 	if errors.Is(err, node.ErrStopped) {
 		reason, err = training.StopCancelled, nil
+	}
+	if err != nil {
+		s.Board.Status("failed: " + err.Error())
+	} else {
+		s.Board.Status(fmt.Sprintf("stopped (%s) after round %d", reason, last))
 	}
 	s.Node.Finish()
 	return reason, err

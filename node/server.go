@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/shuffledp/shuffledp/dashboard"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
@@ -77,6 +78,9 @@ type ServerConfig struct {
 	TLS *tls.Config
 	// Metrics receives the server's Prometheus metrics (nil: none).
 	Metrics *telemetry.ServerMetrics
+	// Dashboard hears the batches the server refuses (nil: none); the
+	// server's loop feeds it the rest (dashboard.ServerBoard).
+	Dashboard *dashboard.ServerBoard
 	// MaxConns bounds the listener's open connections (0:
 	// DefaultMaxConns).
 	MaxConns int
@@ -152,6 +156,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, changed: make(chan struct{}),
 		batches: make(chan protocol.Batch), stops: make(chan string, 1), stopping: make(chan struct{})}
+	cfg.Metrics.Budget(cfg.TargetEpsilon, cfg.Delta)
 	var err error
 	if s.key, err = loadOrCreateKey(filepath.Join(cfg.Dir, KeyFile)); err != nil {
 		return nil, err
@@ -282,6 +287,14 @@ func (s *Server) Evaluated(raw, ema *float64) {
 	}
 }
 
+// Spent records the epsilon of the server's ledger at an evaluation (nil:
+// none, a run without a randomizer) in the metrics.
+func (s *Server) Spent(epsilon *float64) {
+	if s.cfg.Metrics != nil && epsilon != nil {
+		s.cfg.Metrics.Epsilon(*epsilon)
+	}
+}
+
 // Finish tells the shuffler the run is over: GetModel answers finished.
 func (s *Server) Finish() {
 	s.mu.Lock()
@@ -387,6 +400,7 @@ func (s *Server) SubmitBatch(ctx context.Context, pbb *pb.Batch) (*pb.BatchAck, 
 	b, err := s.checkBatch(pbb)
 	if err != nil {
 		s.cfg.Metrics.BatchRejected(batchReason(err))
+		s.cfg.Dashboard.Error("batch refused: " + err.Error())
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	select {

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/shuffledp/shuffledp/dashboard"
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/pki"
@@ -77,6 +78,11 @@ type ShufflerConfig struct {
 	Adjacency string
 	// Metrics receives the shuffler's Prometheus metrics (nil: none).
 	Metrics *telemetry.ShufflerMetrics
+	// Dashboard receives the shuffler's figures for its operator's page
+	// (nil: none): the run's configuration, every released round with its
+	// dummy reports and the clients connected, the ledger's epsilon, the
+	// discarded rounds and rejected reports by reason.
+	Dashboard *dashboard.ShufflerBoard
 	// RoundTimeout is the round's deadline (0 means DefaultRoundTimeout):
 	// the batch is released that long after the round was relayed, each
 	// sampled client that has not delivered replaced by a dummy report
@@ -298,7 +304,10 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	}
 	if g, err := l.Epsilon(); err == nil {
 		s.cfg.Metrics.Ledger(g.Epsilon, int(l.Rounds()))
+		s.cfg.Dashboard.Ledger(g.Epsilon, l.Rounds())
 	}
+	s.cfg.Dashboard.Configure(dashboard.RunFields(s.run), target)
+	s.cfg.Metrics.Budget(s.cfg.RoundTimeout, target, s.cfg.Delta)
 	run := s.run
 	s.runPB = runConfigToPB(run)
 	s.budget = &claimBudget{inner: &shuffler.LedgerBudget{Ledger: l,
@@ -592,6 +601,7 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 	if len(replays) > 0 {
 		s.stats.add(func(st *Stats) { st.Rejected[RejectReplay] += int64(len(replays)) })
 		s.cfg.Metrics.ReportsRejected(RejectReplay.Label(), int64(len(replays)))
+		s.cfg.Dashboard.Error(fmt.Sprintf("round %d: %d report ids replayed from earlier rounds; round discarded", round.ID, len(replays)))
 		s.logf("round %d: %d report ids replayed from earlier rounds (durable check); round discarded", round.ID, len(replays))
 	}
 	switch {
@@ -600,6 +610,10 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 		s.cfg.Metrics.Dummies(rel.Dummies)
 		if g, gerr := l.Epsilon(); gerr == nil {
 			s.cfg.Metrics.RoundReleased(rel.Reports, time.Since(start), g.Epsilon, int(l.Rounds()))
+			s.mu.Lock()
+			connected := len(s.workers)
+			s.mu.Unlock()
+			s.cfg.Dashboard.Released(rel.Reports, rel.Dummies, connected, time.Since(start), g.Epsilon, l.Rounds())
 		}
 		s.logf("round %d released: %d reports (%d dummies), model version %d, %.3fs; ledger %d rounds, epsilon %s",
 			round.ID, rel.Reports, rel.Dummies, m.Version, time.Since(start).Seconds(), l.Rounds(), epsString(l))
@@ -609,6 +623,7 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 	case errors.Is(err, ledger.ErrBudgetExhausted):
 		s.stats.add(func(st *Stats) { st.Discarded++ })
 		s.cfg.Metrics.RoundDiscarded(telemetry.ReasonBudgetExhausted)
+		s.cfg.Dashboard.Status("budget spent: the ledger refused the next round")
 		s.logf("round %d: budget spent; stopping the run", round.ID)
 		_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.run.Run, Reason: "target-epsilon"})
 		if serr != nil {
@@ -622,6 +637,7 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 			reason = telemetry.ReasonReplay
 		}
 		s.cfg.Metrics.RoundDiscarded(reason)
+		s.cfg.Dashboard.Error(fmt.Sprintf("round %d discarded (%d of %d reports): %s", round.ID, got, s.run.PerRound, reason))
 		s.logf("round %d discarded (%d of %d reports): %v", round.ID, got, s.run.PerRound, err)
 		return false, nil
 	}
@@ -761,6 +777,7 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 	if len(req.Clients) == 0 { // nothing to authenticate: nothing to hold open
 		s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
 		s.cfg.Metrics.ReportsRejected(RejectUnauthenticated.Label(), 1)
+		s.cfg.Dashboard.Error("call refused: unauthenticated")
 		return status.Error(codes.Unauthenticated, "Work without any client credential")
 	}
 	<-s.ready
@@ -774,6 +791,7 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 		if c.Client >= int64(s.run.Population) || !s.cfg.Enroller.Verify(c.Client, c.Token) {
 			s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
 			s.cfg.Metrics.ReportsRejected(RejectUnauthenticated.Label(), 1)
+			s.cfg.Dashboard.Error("call refused: unauthenticated")
 			return status.Errorf(codes.Unauthenticated, "client %d: invalid credential", c.Client)
 		}
 	}
@@ -806,6 +824,7 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 	}
 	close(s.regCh)
 	s.regCh = make(chan struct{})
+	s.cfg.Dashboard.Connected(len(s.workers))
 	s.mu.Unlock()
 	// Accepted: say so (the client logs "registered" on this, not before).
 	ackErr := stream.SendHeader(metadata.Pairs(registeredKey, strconv.Itoa(len(clients))))
@@ -819,6 +838,7 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 		}
 		close(s.regCh)
 		s.regCh = make(chan struct{})
+		s.cfg.Dashboard.Connected(len(s.workers))
 		s.mu.Unlock()
 	}()
 	if ackErr != nil {
@@ -864,6 +884,7 @@ func (s *Shuffler) Submit(stream grpc.ClientStreamingServer[pb.ReportChunk, pb.S
 		if first && !s.authenticates(chunk) {
 			s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
 			s.cfg.Metrics.ReportsRejected(RejectUnauthenticated.Label(), 1)
+			s.cfg.Dashboard.Error("call refused: unauthenticated")
 			return status.Error(codes.Unauthenticated, "the stream's first message carries no valid client credential")
 		}
 		first = false
@@ -889,6 +910,7 @@ func (s *Shuffler) Submit(stream grpc.ClientStreamingServer[pb.ReportChunk, pb.S
 		for r, n := range rejected {
 			s.cfg.Metrics.ReportsRejected(r.Label(), n)
 		}
+		s.cfg.Dashboard.Error(fmt.Sprintf("round %d: rejected reports (%s)", round, formatRejects(rejected)))
 		s.logf("round %d: rejected reports (%s)", round, formatRejects(rejected))
 		for r, n := range rejected {
 			ack.Rejected[string(r)] = n
@@ -908,6 +930,7 @@ func (s *Shuffler) authorizeCall(method string, md metadata.MD) error {
 	if err := headerCredential(md, s.cfg.Enroller); err != nil {
 		s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
 		s.cfg.Metrics.ReportsRejected(RejectUnauthenticated.Label(), 1)
+		s.cfg.Dashboard.Error("call refused: unauthenticated")
 		return err
 	}
 	return nil

@@ -16,6 +16,10 @@ type ServerMetrics struct {
 	batchSize       prometheus.Histogram
 	stepLatency     prometheus.Histogram
 	accuracy        *prometheus.GaugeVec
+	lastRound       prometheus.Gauge
+	epsilonSpent    prometheus.Gauge
+	targetEpsilon   prometheus.Gauge
+	delta           prometheus.Gauge
 }
 
 // NewServerMetrics creates the server's metrics and registers them on reg.
@@ -51,13 +55,30 @@ func NewServerMetrics(reg prometheus.Registerer) (*ServerMetrics, error) {
 			Namespace: Namespace, Subsystem: "server", Name: "test_accuracy",
 			Help: "Last evaluated test accuracy, of the raw and the averaged (EMA) parameters.",
 		}, []string{"params"}),
+		lastRound: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: "server", Name: "last_round_timestamp_seconds",
+			Help: "Unix time of the last batch applied (the process's start before any): a stalled run is one whose value stops moving.",
+		}),
+		epsilonSpent: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: "server", Name: "epsilon_spent",
+			Help: "Epsilon of the server's ledger of released batches at the last evaluation (an upper bound at delta).",
+		}),
+		targetEpsilon: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: "server", Name: "target_epsilon",
+			Help: "The run's target epsilon (0: none); epsilon_spent / target_epsilon is the share of the budget spent.",
+		}),
+		delta: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: "server", Name: "delta",
+			Help: "The delta at which epsilon_spent is stated.",
+		}),
 	}
+	m.lastRound.SetToCurrentTime()
 	for _, r := range ReportReasons {
 		m.reportsRejected.WithLabelValues(string(r))
 		m.batchesRejected.WithLabelValues(string(r))
 	}
 	for _, c := range []prometheus.Collector{m.rounds, m.batchesRejected, m.reportsOpened,
-		m.reportsRejected, m.batchSize, m.stepLatency, m.accuracy} {
+		m.reportsRejected, m.batchSize, m.stepLatency, m.accuracy, m.lastRound, m.epsilonSpent, m.targetEpsilon, m.delta} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -71,6 +92,7 @@ func (m *ServerMetrics) RoundAggregated(batch int, latency time.Duration) {
 		return
 	}
 	m.rounds.Inc()
+	m.lastRound.SetToCurrentTime()
 	m.reportsOpened.Add(float64(batch))
 	m.batchSize.Observe(float64(batch))
 	m.stepLatency.Observe(latency.Seconds())
@@ -87,6 +109,21 @@ func (m *ServerMetrics) BatchRejected(reason Reason) {
 func (m *ServerMetrics) ReportRejected(reason Reason) {
 	if m != nil {
 		m.reportsRejected.WithLabelValues(string(checkReason(reason, ReportReasons))).Inc()
+	}
+}
+
+// Budget sets the run's target epsilon (0: none) and delta.
+func (m *ServerMetrics) Budget(targetEpsilon, delta float64) {
+	if m != nil {
+		m.targetEpsilon.Set(targetEpsilon)
+		m.delta.Set(delta)
+	}
+}
+
+// Epsilon sets the epsilon of the last evaluation.
+func (m *ServerMetrics) Epsilon(eps float64) {
+	if m != nil {
+		m.epsilonSpent.Set(eps)
 	}
 }
 

@@ -22,6 +22,10 @@ type ShufflerMetrics struct {
 	roundsDebited   prometheus.Gauge
 	roundLatency    prometheus.Histogram
 	dummies         prometheus.Counter
+	lastRelease     prometheus.Gauge
+	roundTimeout    prometheus.Gauge
+	targetEpsilon   prometheus.Gauge
+	delta           prometheus.Gauge
 }
 
 // NewShufflerMetrics creates the shuffler's metrics and registers them on
@@ -66,7 +70,24 @@ func NewShufflerMetrics(reg prometheus.Registerer) (*ShufflerMetrics, error) {
 			Namespace: Namespace, Subsystem: "shuffler", Name: "dummy_reports_total",
 			Help: "Dummy reports released in the place of sampled clients that did not deliver by the deadline (the shuffler's own count; never sent to the server).",
 		}),
+		lastRelease: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: "shuffler", Name: "last_release_timestamp_seconds",
+			Help: "Unix time of the last released round (the process's start before any): a stalled run is one whose value stops moving.",
+		}),
+		roundTimeout: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: "shuffler", Name: "round_timeout_seconds",
+			Help: "The round's deadline (--round-timeout): no round takes longer once its clients are connected.",
+		}),
+		targetEpsilon: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: "shuffler", Name: "target_epsilon",
+			Help: "The target epsilon the ledger debits against (0: none); epsilon_spent / target_epsilon is the share of the budget spent.",
+		}),
+		delta: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: "shuffler", Name: "delta",
+			Help: "The delta at which epsilon_spent is stated.",
+		}),
 	}
+	m.lastRelease.SetToCurrentTime()
 	for _, r := range ReportReasons {
 		m.reportsRejected.WithLabelValues(string(r))
 	}
@@ -74,7 +95,8 @@ func NewShufflerMetrics(reg prometheus.Registerer) (*ShufflerMetrics, error) {
 		m.roundsDiscarded.WithLabelValues(string(r))
 	}
 	for _, c := range []prometheus.Collector{m.roundsReleased, m.roundsDiscarded, m.reportsAccepted,
-		m.reportsRejected, m.batchSize, m.epsilonSpent, m.roundsDebited, m.roundLatency, m.dummies} {
+		m.reportsRejected, m.batchSize, m.epsilonSpent, m.roundsDebited, m.roundLatency, m.dummies,
+		m.lastRelease, m.roundTimeout, m.targetEpsilon, m.delta} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -110,6 +132,7 @@ func (m *ShufflerMetrics) RoundReleased(batch int, latency time.Duration, epsilo
 		return
 	}
 	m.roundsReleased.Inc()
+	m.lastRelease.SetToCurrentTime()
 	m.batchSize.Observe(float64(batch))
 	m.roundLatency.Observe(latency.Seconds())
 	m.Ledger(epsilon, ledgerRounds)
@@ -120,6 +143,17 @@ func (m *ShufflerMetrics) Dummies(n int) {
 	if m != nil && n > 0 {
 		m.dummies.Add(float64(n))
 	}
+}
+
+// Budget sets the gauges of the run's accounting and deadline: the round
+// timeout, the ledger's target epsilon (0: none) and its delta.
+func (m *ShufflerMetrics) Budget(roundTimeout time.Duration, targetEpsilon, delta float64) {
+	if m == nil {
+		return
+	}
+	m.roundTimeout.Set(roundTimeout.Seconds())
+	m.targetEpsilon.Set(targetEpsilon)
+	m.delta.Set(delta)
 }
 
 // Ledger sets the epsilon and round gauges (e.g. on start-up from the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shuffledp/shuffledp/deploy"
 	"github.com/shuffledp/shuffledp/node"
 	"github.com/shuffledp/shuffledp/pki"
+	"github.com/shuffledp/shuffledp/telemetry"
 )
 
 func init() { rootCmd.AddCommand(newClientCmd()) }
@@ -49,6 +52,9 @@ func newClientCmd() *cobra.Command {
 	fl.StringVar(&f.credFile, "credentials", "", "the clients' credentials `FILE` (shuffledp pki enrol)")
 	fl.IntVar(&f.workers, "workers", 1, "goroutines computing reports")
 	fl.DurationVar(&f.connectTimeout, "connect-timeout", node.DefaultConnectTimeout, "how long to wait for the server and the shuffler to answer (and to accept the registration), at start and after the shuffler went away mid-run; then exit 1 naming what was waited for")
+	fl.StringVar(&f.metricsListen, "metrics-listen", "", "serve this process's health (Go runtime and process metrics only: no per-round figure, since how often a pool's clients are sampled is who was sampled) at http://`ADDR`/metrics (empty: off)")
+	fl.StringVar(&f.metricsAddrTo, "metrics-addr-file", "", "write the metrics address to this `FILE`")
+	fl.MarkHidden("metrics-addr-file")
 	fl.Float64Var(&f.dropout, "dropout", 0, "SIMULATION of unreliable devices: each sampled client ignores a round with probability `P` (coins from crypto/rand); the shuffler puts a dummy in its place at the deadline")
 	return cmd
 }
@@ -56,6 +62,7 @@ func newClientCmd() *cobra.Command {
 // clientFlags are the flags of client.
 type clientFlags struct {
 	shufAddr, srvAddr, clients, dataDir, pkiDir, credFile string
+	metricsListen, metricsAddrTo                          string
 	workers                                               int
 	connectTimeout                                        time.Duration
 	dropout                                               float64
@@ -95,6 +102,13 @@ func runClient(cmd *cobra.Command, f *clientFlags) error {
 	parent := commandContext(cmd)
 	ctx, stop := signalContext(parent)
 	defer stop()
+	mctx, mstop := context.WithCancel(context.Background())
+	waitMetrics, err := deploy.ServeMetrics(mctx, "client", f.metricsListen, f.metricsAddrTo, telemetry.NewRegistry(), cmd.ErrOrStderr())
+	if err != nil {
+		mstop()
+		return err
+	}
+	defer func() { mstop(); waitMetrics() }()
 	err = pool.Run(ctx)
 	if f.dropout > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "client: %d sampled clients ignored their round (--dropout simulation)\n", pool.Dropped())

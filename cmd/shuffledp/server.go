@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shuffledp/shuffledp/dashboard"
 	"github.com/shuffledp/shuffledp/deploy"
 	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/node"
@@ -20,7 +21,7 @@ func init() { rootCmd.AddCommand(newServerCmd()) }
 
 // nodeFlags are the flags a role command adds beside the train flags; they
 // are not part of the run's identity in its state directory.
-var nodeFlags = []string{"listen", "pki", "addr-file", "metrics-listen", "metrics-addr-file", "batch-timeout"}
+var nodeFlags = []string{"listen", "pki", "addr-file", "metrics-listen", "metrics-addr-file", "batch-timeout", "http", "http-addr-file"}
 
 func newServerCmd() *cobra.Command {
 	var (
@@ -28,6 +29,7 @@ func newServerCmd() *cobra.Command {
 		listen, pkiDir, addrTo string
 		metricsListen, mAddrTo string
 		batchTimeout           time.Duration
+		httpListen, hAddrTo    string
 	)
 	cmd := &cobra.Command{
 		Use:   "server --listen ADDR --state DIR --pki DIR [train flags]",
@@ -35,7 +37,7 @@ func newServerCmd() *cobra.Command {
 		Long:  longHelp("server"),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServer(cmd, &f, listen, pkiDir, addrTo, metricsListen, mAddrTo, batchTimeout)
+			return runServer(cmd, &f, listen, pkiDir, addrTo, metricsListen, mAddrTo, batchTimeout, httpListen, hAddrTo)
 		},
 	}
 	addTrainFlags(cmd.Flags(), &f)
@@ -45,12 +47,15 @@ func newServerCmd() *cobra.Command {
 	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", metricsListenUsage)
 	cmd.Flags().StringVar(&mAddrTo, "metrics-addr-file", "", "write the metrics address to this `FILE`")
 	cmd.Flags().DurationVar(&batchTimeout, "batch-timeout", node.DefaultBatchTimeout, "how long to wait for the shuffler's next batch after publishing a model; then exit 1 naming the model version (the state is kept: the same command resumes)")
+	cmd.Flags().StringVar(&httpListen, "http", "", httpUsage)
+	cmd.Flags().StringVar(&hAddrTo, "http-addr-file", "", "write the dashboard's address to this `FILE`")
 	cmd.Flags().MarkHidden("addr-file")
 	cmd.Flags().MarkHidden("metrics-addr-file")
+	cmd.Flags().MarkHidden("http-addr-file")
 	return cmd
 }
 
-func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metricsListen, mAddrTo string, batchTimeout time.Duration) error {
+func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metricsListen, mAddrTo string, batchTimeout time.Duration, httpListen, hAddrTo string) error {
 	sc, err := serverConfig(cmd, f, pkiDir)
 	if err != nil {
 		return err
@@ -64,6 +69,14 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 		return fmt.Errorf("listen %s: %w", listen, err)
 	}
 	defer lis.Close()
+	hln, err := deploy.ListenHTTP(httpListen)
+	if err != nil {
+		return err
+	}
+	if hln != nil {
+		defer hln.Close()
+		sc.Node.Dashboard = dashboard.NewServer(dashboard.Config{})
+	}
 	// A start refused after the state directory (or the metrics file) was
 	// created removes what it created.
 	fresh := statedir.NewFreshPaths(f.state, f.metrics)
@@ -103,6 +116,14 @@ func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metric
 		return err
 	}
 	defer func() { mstop(); waitMetrics() }()
+	hctx, hstop := context.WithCancel(context.Background())
+	waitHTTP, err := deploy.ServeDashboard(hctx, "server", hln, hAddrTo, role.Board, cmd.ErrOrStderr())
+	if err != nil {
+		hstop()
+		return err
+	}
+	// The page sends its last state (the run's end) before it stops.
+	defer func() { hstop(); waitHTTP() }()
 	return serveServer(cmd, role, lis.Addr())
 }
 

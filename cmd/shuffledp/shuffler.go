@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/shuffledp/shuffledp/dashboard"
 	"github.com/shuffledp/shuffledp/deploy"
 	"github.com/shuffledp/shuffledp/node"
 	"github.com/shuffledp/shuffledp/statedir"
@@ -45,8 +47,12 @@ func newShufflerCmd() *cobra.Command {
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", metricsListenUsage)
 	fl.StringVar(&f.addrTo, "addr-file", "", "write the address listened on to this `FILE`")
 	fl.StringVar(&f.metricsAddrTo, "metrics-addr-file", "", "write the metrics address to this `FILE`")
+	fl.StringVar(&f.httpListen, "http", "", httpUsage+"; also the dummy reports per round and the clients connected, for the shuffler's operator only: loopback unless --expose-dummy-counts")
+	fl.StringVar(&f.httpAddrTo, "http-addr-file", "", "write the dashboard's address to this `FILE`")
+	fl.BoolVar(&f.exposeDummies, "expose-dummy-counts", false, exposeUsage)
 	fl.MarkHidden("addr-file")
 	fl.MarkHidden("metrics-addr-file")
+	fl.MarkHidden("http-addr-file")
 	return cmd
 }
 
@@ -54,6 +60,8 @@ func newShufflerCmd() *cobra.Command {
 type shufflerFlags struct {
 	listen, server, state, pkiDir, ledgerURL, addrTo string
 	metricsListen, metricsAddrTo, adjacency          string
+	httpListen, httpAddrTo                           string
+	exposeDummies                                    bool
 	delta, target                                    float64
 	timeout, connectTimeout, registerTimeout         time.Duration
 	whenComplete                                     bool
@@ -70,6 +78,14 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 	case f.server == "":
 		return errors.New("server is required: the server's ADDR")
 	}
+	// The dummy count is the shuffler operator's alone: its page and its
+	// metrics stay on loopback unless the operator says otherwise.
+	if err := dashboard.CheckOperatorAddr(f.metricsListen, "--metrics-listen", "--expose-dummy-counts", f.exposeDummies); err != nil {
+		return err
+	}
+	if err := dashboard.CheckOperatorAddr(f.httpListen, "--http", "--expose-dummy-counts", f.exposeDummies); err != nil {
+		return err
+	}
 	parent := commandContext(cmd)
 	ctx, stop := signalContext(parent)
 	defer stop()
@@ -83,6 +99,15 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 		return fmt.Errorf("listen %s: %w", f.listen, err)
 	}
 	defer lis.Close()
+	hln, err := deploy.ListenHTTP(f.httpListen)
+	if err != nil {
+		return err
+	}
+	var board *dashboard.ShufflerBoard
+	if hln != nil {
+		defer hln.Close()
+		board = dashboard.NewShuffler(shufflerBoardConfig(f))
+	}
 	// A start refused after the state directory was created removes it.
 	fresh := statedir.NewFreshPaths(f.state)
 	started := false
@@ -99,7 +124,7 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 		}
 	}
 	proc, err := deploy.OpenShuffler(ctx, f.state, f.ledgerURL, f.pkiDir, node.ShufflerConfig{Server: f.server, ServerTLS: dialTLS, TLS: listenTLS,
-		Delta: f.delta, TargetEpsilon: f.target, Adjacency: f.adjacency, Metrics: metrics,
+		Delta: f.delta, TargetEpsilon: f.target, Adjacency: f.adjacency, Metrics: metrics, Dashboard: board,
 		RoundTimeout: f.timeout, ConnectTimeout: f.connectTimeout, ReleaseWhenComplete: f.whenComplete, MinConnected: f.minConnected,
 		RegisterTimeout: f.registerTimeout,
 		Log:             log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
@@ -107,7 +132,7 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 		return err
 	}
 	defer proc.Close()
-	started, err = serveShuffler(ctx, cmd, f, proc.Node, lis, reg)
+	started, err = serveShuffler(ctx, cmd, f, proc.Node, lis, reg, hln, board)
 	return err
 }
 
@@ -115,7 +140,8 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 // ends or ctx is cancelled, and prints what it did; started is false when
 // the start was refused (it never got the run from the server: it did not
 // answer, its certificate was refused, ...).
-func serveShuffler(ctx context.Context, cmd *cobra.Command, f *shufflerFlags, sh *node.Shuffler, lis net.Listener, reg *prometheus.Registry) (started bool, err error) {
+func serveShuffler(ctx context.Context, cmd *cobra.Command, f *shufflerFlags, sh *node.Shuffler, lis net.Listener, reg *prometheus.Registry,
+	hln net.Listener, board *dashboard.ShufflerBoard) (started bool, err error) {
 	mctx, mstop := context.WithCancel(context.Background())
 	waitMetrics, err := deploy.ServeMetrics(mctx, "shuffler", f.metricsListen, f.metricsAddrTo, reg, cmd.ErrOrStderr())
 	if err != nil {
@@ -123,13 +149,44 @@ func serveShuffler(ctx context.Context, cmd *cobra.Command, f *shufflerFlags, sh
 		return false, err
 	}
 	defer func() { mstop(); waitMetrics() }()
+	hctx, hstop := context.WithCancel(context.Background())
+	waitHTTP, err := deploy.ServeDashboard(hctx, "shuffler", hln, f.httpAddrTo, board, cmd.ErrOrStderr())
+	if err != nil {
+		hstop()
+		return false, err
+	}
+	// The page sends its last state (the run's end) before it stops.
+	defer func() { hstop(); waitHTTP() }()
 	if err := node.WriteAddr(f.addrTo, lis.Addr().String()); err != nil {
 		return true, err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: listening on %s, server %s, state %s\n", lis.Addr(), f.server, f.state)
 	err = sh.Run(ctx, lis)
 	s := sh.Stats()
+	switch {
+	case err != nil:
+		board.Status("failed: " + err.Error())
+	case ctx.Err() != nil:
+		board.Status("stopped (interrupted)")
+	default:
+		board.Status(fmt.Sprintf("finished: %d rounds released", s.Released))
+	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: %d rounds released, %d discarded, %d reports accepted, %d forwarded (%d dummies); rejected: %v\n",
 		s.Released, s.Discarded, s.Accepted, s.Forwarded, s.Dummies, s.Rejected)
 	return sh.Started(), orInterrupted(ctx, err)
+}
+
+// shufflerBoardConfig is the shuffler page's own configuration (its flags);
+// the run's is added when the server publishes it.
+func shufflerBoardConfig(f *shufflerFlags) dashboard.Config {
+	release := "at the deadline (--round-timeout " + f.timeout.String() + ")"
+	if f.whenComplete {
+		release = "when complete (--release-when-complete), else at " + f.timeout.String()
+	}
+	fields := []dashboard.Field{{Name: "server", Value: f.server}, {Name: "delta", Value: strconv.FormatFloat(f.delta, 'g', -1, 64)},
+		{Name: "release", Value: release}}
+	if f.target > 0 {
+		fields = append(fields, dashboard.Field{Name: "target epsilon (shuffler)", Value: strconv.FormatFloat(f.target, 'g', -1, 64)})
+	}
+	return dashboard.Config{Fields: fields, Delta: f.delta, TargetEpsilon: f.target}
 }

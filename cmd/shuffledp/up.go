@@ -33,6 +33,7 @@ func newUpCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&u.whenComplete, "release-when-complete", false, "the shuffler releases a round as soon as every sampled client delivered (sound only if dropout is independent of the data and equally likely for every client; see shuffledp shuffler --help)")
 	cmd.Flags().IntVar(&u.minConnected, "min-connected", 0, "registered clients the shuffler waits for before the first round (0: all)")
 	cmd.Flags().Float64Var(&u.dropout, "dropout", 0, "SIMULATION: each sampled client ignores a round with this probability (unreliable devices); its slot gets a dummy at the deadline")
+	cmd.Flags().BoolVar(&u.dashboard, "dashboard", false, "serve the server's and the shuffler's live pages on loopback ports (addresses printed and written to DIR/server.http-addr, DIR/shuffler.http-addr; see --http of server and shuffler)")
 	cmd.Flags().BoolVar(&u.prometheus, "prometheus", false, "serve the server's and the shuffler's Prometheus metrics on loopback ports (addresses printed; see --metrics-listen of server and shuffler)")
 	return cmd
 }
@@ -54,6 +55,7 @@ type upFlags struct {
 	procs        int
 	roundTimeout time.Duration
 	prometheus   bool
+	dashboard    bool
 	whenComplete bool
 	minConnected int
 	dropout      float64
@@ -83,7 +85,7 @@ func runUp(cmd *cobra.Command, u *upFlags) error {
 	var args []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
 		switch fl.Name {
-		case "state", "client-processes", "round-timeout", "prometheus", "release-when-complete", "min-connected", "dropout":
+		case "state", "client-processes", "round-timeout", "prometheus", "dashboard", "release-when-complete", "min-connected", "dropout":
 			return
 		}
 		args = append(args, "--"+fl.Name+"="+fl.Value.String())
@@ -104,7 +106,7 @@ func runUp(cmd *cobra.Command, u *upFlags) error {
 	defer stop()
 	err = cluster.Up(ctx, cluster.Config{Exe: exe, State: f.state, TrainArgs: args, Clients: f.Clients, DataDir: f.DataDir,
 		ClientProcesses: u.procs, Workers: workers, RoundTimeout: u.roundTimeout, Stderr: cmd.ErrOrStderr(),
-		Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Adjacency: upShufflerAdjacency(tc), Metrics: u.prometheus,
+		Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Adjacency: upShufflerAdjacency(tc), Metrics: u.prometheus, Dashboard: u.dashboard,
 		ReleaseWhenComplete: u.whenComplete, MinConnected: u.minConnected, Dropout: u.dropout})
 	if errors.Is(err, cluster.ErrInterrupted) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "up: stopped; state saved in %s; run the same command again to resume\n", f.state)

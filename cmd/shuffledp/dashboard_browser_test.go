@@ -1,0 +1,466 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/shuffledp/shuffledp/metrics"
+)
+
+// browserPath returns Debian's chromium (or another Chrome), or skips the
+// test when there is none and SHUFFLEDP_REQUIRE_BROWSER is unset (CI sets
+// it, and installs chromium: a missing browser fails there).
+func browserPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("SHUFFLEDP_REQUIRE_BROWSER") != "" {
+		t.Fatal("no chromium on PATH and SHUFFLEDP_REQUIRE_BROWSER is set (apt-get install -y chromium)")
+	}
+	t.Skip("no chromium on PATH (apt-get install -y chromium; SHUFFLEDP_REQUIRE_BROWSER=1 makes this a failure)")
+	return ""
+}
+
+// pageFigure is one figure as the page shows it: its text and its exact
+// value (data-value).
+type pageFigure struct {
+	Text  string  `json:"text"`
+	Value *string `json:"value"`
+}
+
+// pageFigures is what the test reads off a rendered page.
+type pageFigures struct {
+	Role, Status, Conn                                   string
+	Released, Planned, Epsilon, Delta, LedgerRounds      *pageFigure
+	Accuracy, DummiesTotal, Connected, Target            *pageFigure
+	Evals, Rounds                                        [][]*string
+	Errors                                               []string
+	Text                                                 string
+	ScrollWidth, ClientWidth                             int
+	HasDummyCard, HasConnectedCard, HasDummyChart, Ended bool
+}
+
+// readPage is the script that reads a page's figures.
+const readPage = `JSON.stringify((() => {
+  const f = (id) => { const e = document.getElementById(id); return e ? {text: e.textContent, value: e.dataset.value ?? null} : null; };
+  const rows = (sel) => [...document.querySelectorAll(sel + " tbody tr")].map((tr) => [...tr.cells].map((td) => td.dataset.value ?? null));
+  return {Role: document.getElementById("role").textContent, Status: document.getElementById("status").textContent,
+    Conn: document.getElementById("conn").textContent,
+    Released: f("released"), Planned: f("planned"), Epsilon: f("epsilon"), Delta: f("delta"), LedgerRounds: f("ledger-rounds"),
+    Accuracy: f("accuracy"), DummiesTotal: f("dummies-total"), Connected: f("connected"), Target: f("target"),
+    Evals: rows("#evals"), Rounds: rows("#rounds"),
+    Errors: [...document.querySelectorAll("#errors li")].map((l) => l.textContent),
+    Text: document.body.innerHTML, ScrollWidth: document.documentElement.scrollWidth, ClientWidth: document.documentElement.clientWidth,
+    HasDummyCard: !!document.getElementById("dummies-total"), HasConnectedCard: !!document.getElementById("connected"),
+    HasDummyChart: !!document.getElementById("chart-dummies"), Ended: document.body.dataset.ended === "true"};
+})())`
+
+func readFigures(t *testing.T, ctx context.Context) pageFigures {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](readPage))
+	if err != nil {
+		t.Fatalf("reading the page: %v", err)
+	}
+	var p pageFigures
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		t.Fatalf("%v\n%s", err, s)
+	}
+	return p
+}
+
+// exact parses a figure's exact value.
+func exact(t *testing.T, what string, f *pageFigure) float64 {
+	t.Helper()
+	if f == nil || f.Value == nil {
+		t.Fatalf("%s: the page shows no value (%+v)", what, f)
+	}
+	x, err := strconv.ParseFloat(*f.Value, 64)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	// The text shown is the value to its displayed precision.
+	shown, err := strconv.ParseFloat(f.Text, 64)
+	if err != nil || math.Abs(shown-x) > 5e-4*math.Abs(x) {
+		t.Errorf("%s: shown %q, value %g", what, f.Text, x)
+	}
+	return x
+}
+
+func cell(t *testing.T, what string, c *string) *float64 {
+	t.Helper()
+	if c == nil {
+		return nil
+	}
+	x, err := strconv.ParseFloat(*c, 64)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return &x
+}
+
+func sameFloat(a, b *float64) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// waitEnded waits until the page got its role's last state and the "end"
+// of the stream (the role stopped serving).
+func waitEnded(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ended, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.body.dataset.ended === "true"`))
+		if err != nil {
+			t.Fatalf("%s page: %v", name, err)
+		}
+		if ended {
+			return
+		}
+	}
+	t.Fatalf("%s page never received the end of its stream", name)
+}
+
+// scrape returns a Prometheus exposition.
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape %s: %v", addr, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestDashboardInBrowser runs a short `up` with its dashboards and its
+// Prometheus metrics, follows both pages in headless chromium while the run
+// goes, and checks what the pages show once the roles stopped serving
+// against the run's own records: the server's page against the metrics file
+// (every evaluation's round, epsilon, ledger rounds and accuracies) and
+// `ledger show` (epsilon, delta, rounds), the shuffler's page against the
+// ledger and the dummy count the shuffler printed; that the server's page
+// holds no dummy count and no connected clients; that a phone-wide page does
+// not scroll sideways. It scrapes both roles' metrics during the run and
+// checks that every series deploy/rules.yml uses is exported by its role. It
+// writes the screenshots of both pages committed as docs/dashboard.png and
+// docs/dashboard-shuffler.png when SHUFFLEDP_UPDATE_SCREENSHOT=1.
+func TestDashboardInBrowser(t *testing.T) {
+	exe := browserPath(t)
+	t0 := time.Now()
+	dir := t.TempDir()
+	state := filepath.Join(dir, "run")
+
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1100, 900),
+		chromedp.UserDataDir(filepath.Join(dir, "chromium")))...)
+	defer cancelA()
+	bctx, cancelB := chromedp.NewContext(actx)
+	defer cancelB()
+	ctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	defer cancel()
+	// Start the browser before the run, so that the pages open at once.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+
+	t.Logf("chromium started in %v", time.Since(t0))
+	// 18 rounds released at a 250ms deadline, a fifth of the sampled
+	// clients dropping out of each round: dummies on the shuffler's page.
+	args := append(append([]string{"up"}, upRun...), "--epochs", "3", "--state", state, "--dashboard", "--prometheus",
+		"--round-timeout", "250ms", "--dropout", "0.2", "--target-epsilon", "7.5")
+	up := child(nil, args...)
+	var out syncBuffer
+	up.Stdout, up.Stderr = &out, &out
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	upDone := make(chan error, 1)
+	go func() { upDone <- up.Wait() }()
+	defer func() {
+		select {
+		case <-upDone:
+		default:
+			up.Process.Kill()
+			<-upDone
+		}
+	}()
+	addr := func(name string) string {
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if b, err := os.ReadFile(filepath.Join(state, name)); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+				return strings.TrimSpace(string(b))
+			}
+			select {
+			case err := <-upDone:
+				upDone <- err
+				t.Fatalf("up exited (%v) before writing %s\n%s", err, name, out.String())
+			default:
+			}
+		}
+		t.Fatalf("%s never written\n%s", name, out.String())
+		return ""
+	}
+	srvPage, shufPage := addr("server.http-addr"), addr("shuffler.http-addr")
+	srvMetrics, shufMetrics, clientMetrics := addr("server.metrics-addr"), addr("shuffler.metrics-addr"), addr("client-0-60.metrics-addr")
+	shufCtx, cancelShuf := chromedp.NewContext(ctx)
+	defer cancelShuf()
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+srvPage+"/")); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(shufCtx, chromedp.Navigate("http://"+shufPage+"/")); err != nil {
+		t.Fatal(err)
+	}
+	// Both roles' metrics, while the run goes (they stop with it).
+	srvExpo, shufExpo, clientExpo := scrape(t, srvMetrics), scrape(t, shufMetrics), scrape(t, clientMetrics)
+	// A client pool exports its health only: no figure of the run (how
+	// often its clients were sampled is who was sampled).
+	if !strings.Contains(clientExpo, "process_resident_memory_bytes") || strings.Contains(clientExpo, "shuffledp_") {
+		t.Errorf("client pool's metrics: want process metrics and no shuffledp_ series:\n%s", clientExpo)
+	}
+
+	select {
+	case err := <-upDone:
+		upDone <- err
+		if err != nil {
+			t.Fatalf("up: %v\n%s", err, out.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("up did not finish\n%s", out.String())
+	}
+	t.Logf("up finished at %v", time.Since(t0))
+	waitEnded(t, ctx, "server")
+	waitEnded(t, shufCtx, "shuffler")
+	srv, shuf := readFigures(t, ctx), readFigures(t, shufCtx)
+
+	t.Logf("pages read at %v", time.Since(t0))
+	// The run's own records.
+	recs, err := metrics.Read(filepath.Join(state, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds, eps, delta := ledgerShowJSON(t, state)
+	m := regexp.MustCompile(`shuffler: (\d+) rounds released, \d+ discarded, \d+ reports accepted, \d+ forwarded \((\d+) dummies\)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no shuffler summary in\n%s", out.String())
+	}
+	dummies, _ := strconv.Atoi(m[2])
+	last := recs[len(recs)-1]
+	t.Logf("run: %d ledger rounds, epsilon %v at delta %v, %d dummies; last record round %d acc %v", rounds, eps, delta, dummies, last.Round, *last.TestAccuracy)
+
+	// The server's page: the metrics file and the ledger.
+	if srv.Role != "server" || !strings.HasPrefix(srv.Status, "stopped (epochs) after round 18") {
+		t.Errorf("server page: role %q, status %q", srv.Role, srv.Status)
+	}
+	if got := exact(t, "server released", srv.Released); got != float64(last.Round) || srv.Planned.Text != "18" {
+		t.Errorf("server page: %v of %s rounds, metrics file %d of 18", got, srv.Planned.Text, last.Round)
+	}
+	if got := exact(t, "server epsilon", srv.Epsilon); got != eps || got != *last.Epsilon {
+		t.Errorf("server page epsilon %v, ledger %v, metrics file %v", got, eps, *last.Epsilon)
+	}
+	if got := exact(t, "server delta", srv.Delta); got != delta || got != last.Delta {
+		t.Errorf("server page delta %v, ledger %v", got, delta)
+	}
+	if got := exact(t, "server target", srv.Target); got != 7.5 {
+		t.Errorf("server page target %v, want 7.5", got)
+	}
+	if got := exact(t, "shuffler target", shuf.Target); got != 7.5 {
+		t.Errorf("shuffler page target %v, want 7.5", got)
+	}
+	if got := exact(t, "server ledger rounds", srv.LedgerRounds); got != float64(rounds) {
+		t.Errorf("server page ledger rounds %v, ledger %d", got, rounds)
+	}
+	if got := exact(t, "server accuracy", srv.Accuracy); got != *last.TestAccuracy {
+		t.Errorf("server page accuracy %v, metrics file %v", got, *last.TestAccuracy)
+	}
+	if len(srv.Evals) != len(recs) {
+		t.Fatalf("server page: %d evaluations, metrics file %d", len(srv.Evals), len(recs))
+	}
+	for i, row := range srv.Evals {
+		r := recs[i]
+		lr := float64(*r.LedgerRounds)
+		if got := cell(t, "round", row[0]); got == nil || *got != float64(r.Round) ||
+			!sameFloat(cell(t, "epsilon", row[1]), r.Epsilon) || !sameFloat(cell(t, "ledger rounds", row[2]), &lr) ||
+			!sameFloat(cell(t, "accuracy", row[3]), r.TestAccuracy) || !sameFloat(cell(t, "ema", row[4]), r.TestAccuracyEMA) {
+			t.Errorf("server page evaluation %d differs from the metrics file's record (round %d, epsilon %v, accuracy %v)", i, r.Round, *r.Epsilon, *r.TestAccuracy)
+		}
+	}
+	if len(srv.Rounds) != 18 {
+		t.Errorf("server page: %d rounds, want 18", len(srv.Rounds))
+	}
+	for _, row := range srv.Rounds {
+		if len(row) != 3 || *cell(t, "reports", row[1]) != 10 {
+			t.Errorf("server round row %v: want round, 10 reports, seconds", row)
+		}
+	}
+	// What the server may not know is not on its page.
+	if srv.HasDummyCard || srv.HasConnectedCard || srv.HasDummyChart || strings.Contains(strings.ToLower(srv.Text), "dumm") ||
+		strings.Contains(strings.ToLower(srv.Text), "connected") {
+		t.Errorf("the server's page shows the shuffler's figures")
+	}
+
+	// The shuffler's page: the ledger and the shuffler's own count.
+	if shuf.Role != "shuffler" || !strings.HasPrefix(shuf.Status, "finished") {
+		t.Errorf("shuffler page: role %q, status %q", shuf.Role, shuf.Status)
+	}
+	if got := exact(t, "shuffler epsilon", shuf.Epsilon); got != eps {
+		t.Errorf("shuffler page epsilon %v, ledger %v", got, eps)
+	}
+	if got := exact(t, "shuffler released", shuf.Released); got != float64(rounds) {
+		t.Errorf("shuffler page released %v, ledger %d", got, rounds)
+	}
+	if got := exact(t, "shuffler delta", shuf.Delta); got != delta {
+		t.Errorf("shuffler page delta %v, ledger %v", got, delta)
+	}
+	if got := exact(t, "dummies", shuf.DummiesTotal); got != float64(dummies) {
+		t.Errorf("shuffler page: %v dummies, the shuffler counted %d", got, dummies)
+	}
+	sum := 0.0
+	for i, row := range shuf.Rounds {
+		sum += *cell(t, "dummies", row[4])
+		if c := cell(t, "connected", row[5]); c == nil || *c != 60 {
+			t.Errorf("shuffler round %d: connected %v, want 60", i+1, row[5])
+		}
+	}
+	if len(shuf.Rounds) != int(rounds) || sum != float64(dummies) {
+		t.Errorf("shuffler page: %d rounds summing %v dummies, ledger %d rounds, %d dummies", len(shuf.Rounds), sum, rounds, dummies)
+	}
+	if lastEps := cell(t, "epsilon", shuf.Rounds[len(shuf.Rounds)-1][3]); lastEps == nil || *lastEps != eps {
+		t.Errorf("shuffler page's last round epsilon %v, ledger %v", lastEps, eps)
+	}
+	if dummies == 0 {
+		t.Errorf("no dummies in a run with dropout 0.2: the check above compared zeros")
+	}
+
+	// The rules' series, as the roles export them.
+	checkRuleSeries(t, filepath.Join("..", "..", "deploy", "rules.yml"), map[string]string{"server": srvExpo, "shuffler": shufExpo})
+
+	// Readable on a phone: nothing scrolls sideways at 390 CSS pixels.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)); err != nil {
+		t.Fatal(err)
+	}
+	if p := readFigures(t, ctx); p.ScrollWidth > p.ClientWidth+1 {
+		t.Errorf("phone-wide page scrolls sideways: %d > %d", p.ScrollWidth, p.ClientWidth)
+	}
+	for _, shot := range []struct {
+		ctx  context.Context
+		file string
+	}{{ctx, "dashboard.png"}, {shufCtx, "dashboard-shuffler.png"}} {
+		if err := chromedp.Do(shot.ctx, chromedp.EmulateViewport(1000, 900)); err != nil {
+			t.Fatal(err)
+		}
+		png, err := chromedp.Run(shot.ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(png, []byte("\x89PNG")) || len(png) > 200<<10 {
+			t.Errorf("%s: %d bytes, PNG %v; want a PNG under 200 KB", shot.file, len(png), bytes.HasPrefix(png, []byte("\x89PNG")))
+		}
+		if os.Getenv("SHUFFLEDP_UPDATE_SCREENSHOT") == "1" {
+			if err := os.WriteFile(filepath.Join("..", "..", "docs", shot.file), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// ruleMetric matches the metric names of the module in a PromQL expression.
+var ruleMetric = regexp.MustCompile(`\bshuffledp_(server|shuffler)_[a-z_]+\b`)
+
+// ruleLabel matches a label matcher reason="..." after a metric name.
+var ruleLabel = regexp.MustCompile(`(shuffledp_[a-z_]+)\{([^}]*)\}`)
+
+// checkRuleSeries checks that every series a rule of path uses is in the
+// exposition of its role: the metric (a histogram's _sum, _count or
+// _bucket), and for a label matcher name="value", a series with that label.
+func checkRuleSeries(t *testing.T, path string, expo map[string]string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	used := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if i := strings.Index(line, "#"); i >= 0 {
+			line = line[:i]
+		}
+		for _, name := range ruleMetric.FindAllString(line, -1) {
+			used[name] = true
+		}
+		for _, m := range ruleLabel.FindAllStringSubmatch(line, -1) {
+			role := strings.Split(m[1], "_")[1]
+			for _, matcher := range strings.Split(m[2], ",") {
+				kv := strings.SplitN(strings.TrimSpace(matcher), "=", 2)
+				if len(kv) != 2 || strings.HasPrefix(kv[1], "~") {
+					continue
+				}
+				series := fmt.Sprintf(`%s{%s=%s}`, m[1], kv[0], kv[1])
+				if !strings.Contains(expo[role], series) {
+					t.Errorf("rule series %s is not exported by the %s", series, role)
+				}
+			}
+		}
+	}
+	if len(used) < 5 {
+		t.Fatalf("%s: only %d metric names found: %v", path, len(used), used)
+	}
+	for name := range used {
+		role := strings.Split(name, "_")[1]
+		found := false
+		for _, suffix := range []string{"", "_sum", "_count", "_bucket"} {
+			base := strings.TrimSuffix(name, suffix)
+			if suffix != "" && base == name {
+				continue
+			}
+			if regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(base) + `(_sum|_count|_bucket)?[ {]`).MatchString(expo[role]) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("the rules use %s, which the %s does not export", name, role)
+		}
+	}
+	t.Logf("%d metric names of the rules exported by their roles", len(used))
+}
+
+// syncBuffer is a bytes.Buffer safe for a child's output and the test's
+// reads at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
