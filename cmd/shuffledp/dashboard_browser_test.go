@@ -464,3 +464,28 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestShufflerOperatorPagesStayOnLoopback: the shuffler refuses --http and
+// --metrics-listen beyond loopback (both show its dummy count) unless
+// --expose-dummy-counts acknowledges it, before it creates any state.
+func TestShufflerOperatorPagesStayOnLoopback(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "shuf")
+	for _, flag := range []string{"--http", "--metrics-listen"} {
+		for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+			out, err := runCmd(t, newShufflerCmd, "--state", state, "--pki", filepath.Join(dir, "nopki"), "--server", "127.0.0.1:1", flag, addr)
+			if err == nil || !strings.Contains(err.Error(), "--expose-dummy-counts") || !strings.Contains(err.Error(), flag) {
+				t.Errorf("shuffler %s %s: %v\n%s", flag, addr, err, out)
+			}
+			if _, serr := os.Stat(state); serr == nil {
+				t.Errorf("shuffler %s %s refused but left %s", flag, addr, state)
+			}
+		}
+		// Acknowledged, the address passes this check (and the start fails
+		// later, on the missing PKI bundle).
+		_, err := runCmd(t, newShufflerCmd, "--state", state, "--pki", filepath.Join(dir, "nopki"), "--server", "127.0.0.1:1", flag, "0.0.0.0:0", "--expose-dummy-counts")
+		if err == nil || strings.Contains(err.Error(), "expose-dummy-counts") {
+			t.Errorf("shuffler %s 0.0.0.0:0 --expose-dummy-counts: %v, want the PKI error", flag, err)
+		}
+	}
+}
