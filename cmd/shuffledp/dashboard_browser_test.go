@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,6 +186,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	t.Logf("chromium started in %v", time.Since(t0))
+	prom := startPrometheus(t, filepath.Join(dir, "prometheus"))
+	t.Logf("prometheus ready at %v", time.Since(t0))
 	// 18 rounds released at a 250ms deadline, a fifth of the sampled
 	// clients dropping out of each round: dummies on the shuffler's page.
 	args := append(append([]string{"up"}, upRun...), "--epochs", "3", "--state", state, "--dashboard", "--prometheus",
@@ -222,6 +225,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	srvPage, shufPage := addr("server.http-addr"), addr("shuffler.http-addr")
 	srvMetrics, shufMetrics, clientMetrics := addr("server.metrics-addr"), addr("shuffler.metrics-addr"), addr("client-0-60.metrics-addr")
+	if prom != nil {
+		prom.target(t, "shuffledp-server", srvMetrics)
+		prom.target(t, "shuffledp-shuffler", shufMetrics)
+		prom.target(t, "shuffledp-client", clientMetrics)
+	}
 	shufCtx, cancelShuf := chromedp.NewContext(ctx)
 	defer cancelShuf()
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+srvPage+"/")); err != nil {
@@ -353,6 +361,10 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// The rules' series, as the roles export them.
 	checkRuleSeries(t, filepath.Join("..", "..", "deploy", "rules.yml"), map[string]string{"server": srvExpo, "shuffler": shufExpo})
+
+	if prom != nil {
+		checkRulesOnRun(t, prom, eps, shuf, recs)
+	}
 
 	// Readable on a phone: nothing scrolls sideways at 390 CSS pixels.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)); err != nil {
@@ -487,5 +499,183 @@ func TestShufflerOperatorPagesStayOnLoopback(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "expose-dummy-counts") {
 			t.Errorf("shuffler %s 0.0.0.0:0 --expose-dummy-counts: %v, want the PKI error", flag, err)
 		}
+	}
+}
+
+// prometheusServer is Debian's prometheus, started by the test on the
+// rules of deploy/rules.yml, scraping the roles listed in its file_sd
+// files (written once their addresses are known).
+type prometheusServer struct {
+	addr, dir string
+}
+
+// startPrometheus starts prometheus (scrape and evaluation every 250ms)
+// with the jobs shuffledp-server, shuffledp-shuffler and shuffledp-client,
+// each reading its targets from DIR/JOB.json. It returns nil when there is
+// no prometheus binary and SHUFFLEDP_REQUIRE_PROMTOOL is unset.
+func startPrometheus(t *testing.T, dir string) *prometheusServer {
+	t.Helper()
+	exe, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("SHUFFLEDP_REQUIRE_PROMTOOL") != "" {
+			t.Fatal("no prometheus on PATH and SHUFFLEDP_REQUIRE_PROMTOOL is set (apt-get install -y prometheus)")
+		}
+		t.Log("no prometheus on PATH: the rules are not evaluated against the run")
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := filepath.Abs(filepath.Join("..", "..", "deploy", "rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := "global:\n  scrape_interval: 250ms\n  scrape_timeout: 200ms\n  evaluation_interval: 250ms\nrule_files:\n  - " + rules + "\nscrape_configs:\n"
+	for _, job := range []string{"shuffledp-server", "shuffledp-shuffler", "shuffledp-client"} {
+		cfg += fmt.Sprintf("  - job_name: %s\n    file_sd_configs:\n      - files: [%q]\n        refresh_interval: 1s\n", job, filepath.Join(dir, job+".json"))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &prometheusServer{addr: freeAddr(t), dir: dir}
+	cmd := exec.Command(exe, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+p.addr, "--log.level=warn")
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get("http://" + p.addr + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+	}
+	t.Fatalf("prometheus did not get ready\n%s", out.String())
+	return nil
+}
+
+// target points job at addr (a file_sd file, written atomically).
+func (p *prometheusServer) target(t *testing.T, job, addr string) {
+	t.Helper()
+	b, _ := json.Marshal([]map[string]any{{"targets": []string{addr}}})
+	tmp := filepath.Join(p.dir, job+".json.tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(p.dir, job+".json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// query returns the values of an instant PromQL query, by their labels'
+// JSON.
+func (p *prometheusServer) query(t *testing.T, expr string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + p.addr + "/api/v1/query?query=" + url.QueryEscape(expr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
+		t.Fatalf("query %s: %v %s", expr, err, r.Error)
+	}
+	out := map[string]float64{}
+	for _, s := range r.Data.Result {
+		k, _ := json.Marshal(s.Metric)
+		v, err := strconv.ParseFloat(s.Value[1].(string), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[string(k)] = v
+	}
+	return out
+}
+
+// one returns the single value of a query (ok false when it has none).
+func one(t *testing.T, m map[string]float64, what string) (float64, bool) {
+	t.Helper()
+	if len(m) > 1 {
+		t.Fatalf("%s: %d series, want at most 1: %v", what, len(m), m)
+	}
+	for _, v := range m {
+		return v, true
+	}
+	return 0, false
+}
+
+// checkRulesOnRun checks what Prometheus recorded and alerted over the run
+// (target epsilon 7.5): every role was scraped; the recorded budget ratios
+// are an epsilon of the ledger (the shuffler's page's, after some round;
+// the metrics file's, at some evaluation) over the target; the budget
+// alert fired if a ratio above 0.9 was recorded, and not otherwise; the
+// run, releasing every 250ms, never stalled.
+func checkRulesOnRun(t *testing.T, prom *prometheusServer, eps float64, shuf pageFigures, recs []metrics.Record) {
+	t.Helper()
+	for _, job := range []string{"shuffledp-server", "shuffledp-shuffler", "shuffledp-client"} {
+		if v, ok := one(t, prom.query(t, fmt.Sprintf(`max_over_time(up{job=%q}[10m])`, job)), job); !ok || v != 1 {
+			t.Errorf("prometheus never scraped %s (up %v, %v)", job, v, ok)
+		}
+	}
+	near := func(x float64, eps []float64) bool {
+		for _, e := range eps {
+			if math.Abs(x*7.5-e) <= 1e-12*e {
+				return true
+			}
+		}
+		return false
+	}
+	var shufEps []float64
+	for _, row := range shuf.Rounds {
+		shufEps = append(shufEps, *cell(t, "epsilon", row[3]))
+	}
+	var srvEps []float64
+	for _, r := range recs {
+		if r.Epsilon != nil {
+			srvEps = append(srvEps, *r.Epsilon)
+		}
+	}
+	for _, c := range []struct {
+		role, rec, alert string
+		eps              []float64
+	}{
+		{"shuffler", "shuffledp:shuffler_epsilon_budget_used:ratio", "ShuffledpBudgetNearlySpent", shufEps},
+		{"server", "shuffledp:server_epsilon_budget_used:ratio", "ShuffledpServerBudgetNearlySpent", srvEps},
+	} {
+		ratio, ok := one(t, prom.query(t, "max_over_time("+c.rec+"[10m])"), c.rec)
+		fired, _ := one(t, prom.query(t, fmt.Sprintf(`max_over_time(ALERTS{alertname=%q,alertstate="firing"}[10m])`, c.alert)), c.alert)
+		t.Logf("%s: largest recorded budget ratio %v (ledger at the end: %v), %s fired: %v", c.role, ratio, eps/7.5, c.alert, fired == 1)
+		if !ok && c.role == "shuffler" {
+			t.Errorf("no %s recorded over the run", c.rec)
+			continue
+		}
+		if ok && (!near(ratio, c.eps) || ratio > eps/7.5) {
+			t.Errorf("%s %v is not an epsilon of the ledger over 7.5 (%v)", c.rec, ratio, c.eps)
+		}
+		if (ratio > 0.9) != (fired == 1) {
+			t.Errorf("%s: ratio %v recorded, alert fired %v", c.alert, ratio, fired == 1)
+		}
+	}
+	if v, ok := one(t, prom.query(t, `max_over_time(ALERTS{alertname="ShuffledpRunStalled",alertstate="firing"}[10m])`), "stall"); ok {
+		t.Errorf("ShuffledpRunStalled fired (%v) on a run releasing every 250ms", v)
+	}
+	if v, ok := one(t, prom.query(t, `max_over_time(shuffledp:shuffler_dummy_ratio:rate10m[10m])`), "dummy ratio"); !ok || !(v > 0 && v <= 1) {
+		t.Errorf("dummy ratio recorded %v (%v), want in (0, 1]", v, ok)
 	}
 }
