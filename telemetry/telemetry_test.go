@@ -58,7 +58,15 @@ func TestShufflerMetrics(t *testing.T) {
 	m.ReportsRejected(ReasonWrongKey, 3)
 	m.ReportsRejected(ReasonWrongKey, 0)
 	m.RoundDiscarded(ReasonIncomplete)
+	before := float64(time.Now().UnixNano()) / 1e9
 	m.RoundReleased(5, 20*time.Millisecond, 0.25, 7)
+	m.Budget(90*time.Second, 8, 1e-5)
+	if got := testutil.ToFloat64(m.lastRelease); got < before-1e-3 || got > float64(time.Now().UnixNano())/1e9+1e-3 {
+		t.Errorf("last release at %v, want the release's time (after %v)", got, before)
+	}
+	if testutil.ToFloat64(m.roundTimeout) != 90 || testutil.ToFloat64(m.targetEpsilon) != 8 || testutil.ToFloat64(m.delta) != 1e-5 {
+		t.Errorf("budget gauges %v %v %v", testutil.ToFloat64(m.roundTimeout), testutil.ToFloat64(m.targetEpsilon), testutil.ToFloat64(m.delta))
+	}
 
 	if got := testutil.ToFloat64(m.reportsAccepted); got != 5 {
 		t.Errorf("accepted = %g, want 5", got)
@@ -105,6 +113,14 @@ func TestServerMetrics(t *testing.T) {
 	m.ReportRejected(ReasonOpenFailed)
 	m.Accuracy("ema", 0.9)
 	m.Accuracy("anything", 0.8)
+	m.Budget(7.5, 1e-6)
+	m.Epsilon(6.9)
+	if testutil.ToFloat64(m.epsilonSpent) != 6.9 || testutil.ToFloat64(m.targetEpsilon) != 7.5 || testutil.ToFloat64(m.delta) != 1e-6 {
+		t.Errorf("server budget gauges %v %v %v", testutil.ToFloat64(m.epsilonSpent), testutil.ToFloat64(m.targetEpsilon), testutil.ToFloat64(m.delta))
+	}
+	if testutil.ToFloat64(m.lastRound) <= 0 {
+		t.Error("last round time not set")
+	}
 	if got := testutil.ToFloat64(m.reportsOpened); got != 150 {
 		t.Errorf("opened = %g, want 150", got)
 	}
@@ -130,6 +146,11 @@ func TestNilMetricsIgnoreCalls(t *testing.T) {
 	v.BatchRejected(ReasonDuplicate)
 	v.ReportRejected(ReasonOpenFailed)
 	v.Accuracy("raw", 1)
+	v.Budget(1, 1)
+	v.Epsilon(1)
+	s.Budget(time.Second, 1, 1)
+	s.Dummies(3)
+	s.Ledger(1, 1)
 }
 
 func TestServeExposition(t *testing.T) {
