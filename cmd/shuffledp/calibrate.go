@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
-	"strings"
 
+	"github.com/shuffledp/shuffledp/account"
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/calibrate"
-	"github.com/shuffledp/shuffledp/event"
 	"github.com/spf13/cobra"
 )
 
@@ -25,34 +23,6 @@ const (
 )
 
 func init() { rootCmd.AddCommand(newCalibrateCmd()) }
-
-// calibrateOutput is the JSON of `shuffledp calibrate --json`: the solved
-// value, the account row at that value (epsilon <= target) and the
-// parameters of the mechanism.
-type calibrateOutput struct {
-	Solve         string  `json:"solve"`
-	Value         float64 `json:"value"`
-	TargetEpsilon float64 `json:"target_epsilon"`
-	accountRow
-	// NextEpsilon is the epsilon at value+1 (integer parameters): > target
-	// unless value is the end of the search range.
-	NextEpsilon *float64 `json:"next_epsilon,omitempty"`
-	// Evaluations counts the accountant evaluations of the search.
-	Evaluations int `json:"evaluations"`
-	// NoPLDValue is the answer of the first stage of "best" (the RDP and
-	// approximate-DP routes, best-no-pld), which the PLD route refined.
-	NoPLDValue *float64 `json:"no_pld_value,omitempty"`
-	Mechanism  string   `json:"mechanism"`
-	N          int64    `json:"n"`
-	K          *int64   `json:"k,omitempty"`
-	Rate       *float64 `json:"rate,omitempty"`
-	Eps0       *float64 `json:"eps0,omitempty"`
-	Sigma      *float64 `json:"sigma,omitempty"`
-	Steps      int64    `json:"steps"`
-	// Adjacency is the neighbouring relation the epsilon is for
-	// (--adjacency or the mechanism's default).
-	Adjacency string `json:"adjacency"`
-}
 
 func newCalibrateCmd() *cobra.Command {
 	var (
@@ -89,7 +59,7 @@ func newCalibrateCmd() *cobra.Command {
 			}
 			req.Orders = orders
 			req.Given = given
-			out, err := runCalibration(req, solve, target)
+			out, err := account.Calibrate(req, solve, target)
 			if err != nil {
 				return err
 			}
@@ -110,144 +80,7 @@ func newCalibrateCmd() *cobra.Command {
 	return cmd
 }
 
-// runCalibration solves req for the parameter solve so that the epsilon of
-// `account` at the same request is <= target (calibrate.Solve). "best" is
-// solved in two stages: the cheap routes (RDP and the approximate-DP
-// baselines, best-no-pld) give a conservative answer, which, when the
-// mechanism has a PLD route (0.05 to 2 s an evaluation), is refined
-// against the PLD route beyond it; the answer is reported, and verified
-// against the target, by best over every route.
-func runCalibration(req accountRequest, solve string, target float64) (calibrateOutput, error) {
-	if !slices.Contains(event.Mechanisms(), req.Mechanism) {
-		return calibrateOutput{}, fmt.Errorf("--mechanism must be one of %s, got %q", strings.Join(event.Mechanisms(), ", "), req.Mechanism)
-	}
-	if err := calibrate.Param(solve).Check(); err != nil {
-		return calibrateOutput{}, err
-	}
-	if err := event.CheckSolvable(req.Mechanism, solve); err != nil {
-		return calibrateOutput{}, err
-	}
-	if req.Given(solve) {
-		return calibrateOutput{}, fmt.Errorf("--%s is what --solve %s solves for; omit it", solve, solve)
-	}
-	given := req.Given
-	req.Given = func(name string) bool { return name == solve || given(name) }
-	refine := false
-	if req.Bound == accounting.BoundBest || req.Bound == "" {
-		req.Bound = boundBestNoPLD
-		refine = event.HasPLDRoute(req.Mechanism)
-	}
-	// Placeholders so that the request validates; the search sets them.
-	req = calibrateWith(req, solve, 1)
-	if err := validateAccountRequest(req); err != nil {
-		return calibrateOutput{}, err
-	}
-	epsAt := func(bound string) calibrate.EpsilonFunc {
-		return func(x float64) (float64, error) {
-			r := calibrateWith(req, solve, x)
-			r.Bound = bound
-			row, err := calibrateEval(r)
-			return row.Epsilon, err
-		}
-	}
-	pr := calibrate.Problem{Param: calibrate.Param(solve), Target: target, N: req.N, Cheap: epsAt(req.Bound)}
-	if refine {
-		pr.Refine = epsAt(event.BoundPLD)
-		req.Bound = accounting.BoundBest
-	}
-	sol, err := calibrate.Solve(pr)
-	if err != nil {
-		return calibrateOutput{}, err
-	}
-	return calibrateResult(calibrateWith(req, solve, sol.Value), sol, solve, target)
-}
-
-// calibrateResult evaluates the answer's request final once more, checks
-// it meets the target and assembles the output.
-func calibrateResult(final accountRequest, sol calibrate.Solution, solve string, target float64) (calibrateOutput, error) {
-	row, err := calibrateEval(final)
-	if err != nil {
-		return calibrateOutput{}, err
-	}
-	if row.Epsilon > target {
-		return calibrateOutput{}, fmt.Errorf("internal error: epsilon %g at --%s %g exceeds the target %g", row.Epsilon, solve, sol.Value, target)
-	}
-	out := calibrateOutput{Solve: solve, Value: sol.Value, TargetEpsilon: target, accountRow: row, Evaluations: sol.Evaluations,
-		NextEpsilon: sol.Next, NoPLDValue: sol.CheapValue,
-		Mechanism: final.Mechanism, N: final.N, Steps: final.Steps, Adjacency: final.Event().EffectiveAdjacency()}
-	if edge := calibrate.Param(solve).Edge(sol.Value); edge != "" && out.Note != "" {
-		out.Note = edge + "; " + out.Note
-	} else if edge != "" {
-		out.Note = edge
-	}
-	setCalibrateParams(&out, final)
-	return out, nil
-}
-
-// calibrateWith returns req with the parameter solve set to x.
-func calibrateWith(req accountRequest, solve string, x float64) accountRequest {
-	r := req
-	switch solve {
-	case solveSigma:
-		r.Sigma = x
-	case solveEps0:
-		r.Eps0 = x
-	case solveK:
-		r.K = int64(x)
-	case solveSteps:
-		r.Steps = int64(x)
-	case solveRate:
-		r.Rate = x
-	}
-	return r
-}
-
-// calibrateEval is `account` at one parameter value: its one row, which
-// must be a valid upper bound.
-func calibrateEval(r accountRequest) (accountRow, error) {
-	rows, _, err := accountRows(r)
-	if err != nil {
-		return accountRow{}, err
-	}
-	if len(rows) != 1 {
-		return accountRow{}, fmt.Errorf("internal error: %d rows for --bound %s", len(rows), r.Bound)
-	}
-	row := rows[0]
-	if err := checkRow(row); err != nil {
-		return accountRow{}, err
-	}
-	if row.Lower {
-		return accountRow{}, fmt.Errorf("--bound %s is a lower bound: calibrating to it would guarantee nothing", r.Bound)
-	}
-	return row, nil
-}
-
-// setCalibrateParams sets the parameters of the mechanism in out.
-func setCalibrateParams(out *calibrateOutput, final accountRequest) {
-	switch final.Mechanism {
-	case event.Shuffle:
-		out.Eps0 = &final.Eps0
-	case event.SubsampledShuffle:
-		out.K, out.Eps0 = &final.K, &final.Eps0
-	case event.ShuffleGaussian:
-		out.Sigma = &final.Sigma
-	case event.SubsampledShuffleGaussian:
-		out.K, out.Sigma = &final.K, &final.Sigma
-	case event.CheckinGaussian:
-		out.Rate, out.Sigma = &final.Rate, &final.Sigma
-	case event.SampledGaussian:
-		e := final.Event() // the effective rate and sigma; n only if given
-		out.N, out.Rate, out.Sigma = e.N, &e.Rate, &e.Sigma
-	default:
-		if final.Given("sigma") {
-			out.Sigma = &final.Sigma
-		} else {
-			out.Eps0 = &final.Eps0
-		}
-	}
-}
-
-func writeCalibrateText(w io.Writer, o calibrateOutput) {
+func writeCalibrateText(w io.Writer, o account.Calibration) {
 	val := strconv.FormatFloat(o.Value, 'g', -1, 64)
 	if o.Solve == solveSteps || o.Solve == solveK {
 		val = strconv.FormatFloat(o.Value, 'f', 0, 64)

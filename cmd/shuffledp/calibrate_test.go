@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shuffledp/shuffledp/account"
 	"github.com/shuffledp/shuffledp/event"
 )
 
@@ -72,7 +73,7 @@ func TestCalibrateProperty(t *testing.T) {
 			t.Errorf("%v: %v\n%s", args, err, out)
 			continue
 		}
-		var v calibrateOutput
+		var v account.Calibration
 		if err := json.Unmarshal([]byte(out), &v); err != nil {
 			t.Fatalf("%v: not one JSON object: %v\n%s", args, err, out)
 		}
@@ -136,7 +137,7 @@ func TestCalibrateBestPLD(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}
-		var best calibrateOutput
+		var best account.Calibration
 		if err := json.Unmarshal([]byte(out), &best); err != nil {
 			t.Fatal(err)
 		}
