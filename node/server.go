@@ -21,6 +21,7 @@ import (
 	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
 	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/shard"
 	"github.com/shuffledp/shuffledp/telemetry"
 )
 
@@ -88,6 +89,14 @@ type ServerConfig struct {
 	// model was published (0: DefaultBatchTimeout); past it Next fails
 	// with ErrBatchTimeout, naming the model version and the flag.
 	BatchTimeout time.Duration
+	// Shards, if > 1, is the number of shuffler shards serving the run
+	// (docs/shards.md): the clients are split by shard.Split, each shard's
+	// shuffler asks for the model and submits its batch under its shard's
+	// run id (shard.RunID), and a round is the shards' batches together,
+	// one per shard (shard.Collector). The shards must be equal (n and k
+	// divisible by Shards), so that every shard's round is one event, the
+	// one the server's ledger records for the round.
+	Shards int
 }
 
 // ErrStopped is returned by Next when the node is stopped (Interrupt, Close)
@@ -120,12 +129,24 @@ type Server struct {
 	changed  chan struct{} // closed and replaced when model or finished changes
 	model    *pb.Model
 	finished bool
+	// modelRound is the collector's round the published model is for
+	// (sharded runs only).
+	modelRound int64
 
 	taken time.Time // when the batch being applied was handed over
 	// openRefused counts the reports that did not open (countingOpener),
 	// so that RoundApplied can count those that opened but did not
 	// decode (server.Step.Refused holds both).
 	openRefused, openRefusedSeen atomic.Int64
+
+	// Sharded runs (ServerConfig.Shards > 1): the shards' plan, the
+	// collector of their batches, the round each shard was handed a model
+	// for, and the binding of every report of the round being applied
+	// (its shard's run id and round), which the opener reads.
+	plan     *shard.Plan
+	coll     *shard.Collector
+	served   []int64
+	bindings atomic.Pointer[map[[protocol.ReportIDSize]byte]protocol.Binding]
 
 	batches  chan protocol.Batch
 	stops    chan string
@@ -217,10 +238,14 @@ func (s *Server) Sealing(reportSize int) (protocol.Sealer, protocol.Opener, erro
 	if s.opener, err = protocol.NewHPKEOpener(reportSize, s.key); err != nil {
 		return nil, nil, err
 	}
-	if s.cfg.Metrics != nil {
-		return sealer, countingOpener{s.opener, s.cfg.Metrics, &s.openRefused}, nil
+	var op protocol.Opener = s.opener
+	if s.cfg.Shards > 1 {
+		op = shardOpener{op, s}
 	}
-	return sealer, s.opener, nil
+	if s.cfg.Metrics != nil {
+		return sealer, countingOpener{op, s.cfg.Metrics, &s.openRefused}, nil
+	}
+	return sealer, op, nil
 }
 
 // Publish sets the run's public configuration (the loop's
@@ -233,6 +258,11 @@ func (s *Server) Publish(run protocol.RunConfig) error {
 		return err
 	}
 	s.run = run
+	if s.cfg.Shards > 1 {
+		if err := s.shardRun(run); err != nil {
+			return err
+		}
+	}
 	s.spec = &pb.RunSpec{Config: runConfigToPB(run), KeyConfigs: [][]byte{kc},
 		Delta: s.cfg.Delta, TargetEpsilon: s.cfg.TargetEpsilon,
 		Dataset: &pb.Dataset{Name: s.cfg.Dataset.Name, Seed: s.cfg.Dataset.Seed}}
@@ -305,6 +335,9 @@ func (s *Server) Finish() {
 	s.finished = true
 	close(s.changed)
 	s.changed = make(chan struct{})
+	if s.coll != nil {
+		s.coll.Finish()
+	}
 }
 
 // Interrupt stops a Next waiting for a batch (it returns ErrStopped) and
@@ -337,6 +370,9 @@ func (s *Server) Close() error {
 // one wrapping ErrBatchTimeout when no batch came in time.
 func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, error) {
 	pm := &pb.Model{Run: m.Run, Version: m.Version, Params: append([]float64(nil), m.Params...), KeyId: uint32(s.key.Config.ID)}
+	if s.coll != nil {
+		return s.nextSharded(ctx, pm)
+	}
 	s.mu.Lock()
 	s.model = pm
 	close(s.changed)
@@ -369,6 +405,9 @@ func (s *Server) GetRun(context.Context, *pb.GetRunRequest) (*pb.RunSpec, error)
 
 // GetModel implements the Server service (shuffler only: rpcRoles).
 func (s *Server) GetModel(ctx context.Context, req *pb.GetModelRequest) (*pb.Model, error) {
+	if s.coll != nil {
+		return s.getShardModel(ctx, req)
+	}
 	if req.Run != s.run.Run {
 		return nil, status.Errorf(codes.NotFound, "run %q, the server's is %q", req.Run, s.run.Run)
 	}
@@ -397,6 +436,9 @@ func (s *Server) GetModel(ctx context.Context, req *pb.GetModelRequest) (*pb.Mod
 // checked (run, report length, batch size, distinct report ids, one key id
 // the server holds) and handed to the training loop waiting in Next.
 func (s *Server) SubmitBatch(ctx context.Context, pbb *pb.Batch) (*pb.BatchAck, error) {
+	if s.coll != nil {
+		return s.submitShardBatch(pbb)
+	}
 	b, err := s.checkBatch(pbb)
 	if err != nil {
 		s.cfg.Metrics.BatchRejected(batchReason(err))
@@ -507,7 +549,11 @@ func (c countingOpener) Open(b protocol.Binding, sealed []byte) ([]byte, error) 
 // Stop implements the Server service (shuffler only: rpcRoles): no more
 // rounds.
 func (s *Server) Stop(ctx context.Context, req *pb.StopRequest) (*pb.StopAck, error) {
-	if req.Run != s.run.Run {
+	if s.coll != nil {
+		if _, err := s.shardOf(req.Run); err != nil {
+			return nil, err
+		}
+	} else if req.Run != s.run.Run {
 		return nil, status.Errorf(codes.NotFound, "run %q, the server's is %q", req.Run, s.run.Run)
 	}
 	select {

@@ -27,6 +27,7 @@ import (
 	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
 	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/shard"
 	"github.com/shuffledp/shuffledp/shuffler"
 	"github.com/shuffledp/shuffledp/telemetry"
 )
@@ -118,6 +119,22 @@ type ShufflerConfig struct {
 	// and to come back after it went away mid-run (0:
 	// DefaultConnectTimeout). Past it Run fails, naming the server.
 	ConnectTimeout time.Duration
+	// Shard and Shards, with Shards > 1, make this shuffler a replica of
+	// shard Shard of a run served by Shards shuffler shards
+	// (docs/shards.md): it serves only the shard's clients
+	// (shard.Split), samples k_s of its n_s, debits its own ledger rows
+	// (run id shard.RunID) with its own event, and talks to the server
+	// under the shard's run id. It serves only while it holds the shard's
+	// lease (shard.Acquire on LeaseURL, the ledger's PostgreSQL database):
+	// a second replica of the same shard is a standby, waiting in Run
+	// until the first one's session ends.
+	Shard, Shards int
+	LeaseURL      string
+	// Listen, used when Run is given a nil listener, opens the listener
+	// once the shuffler is ready to serve: in a sharded run after the
+	// shard's lease is held, so that a standby binds the shard's address
+	// only when it takes the shard over.
+	Listen func() (net.Listener, error)
 }
 
 // Shuffler is the shuffler role as a network node: a shuffler.Service
@@ -130,8 +147,16 @@ type Shuffler struct {
 	stats counters
 
 	// Set up by Run.
-	ready   chan struct{}
+	ready chan struct{}
+	// run is the run's configuration as the server publishes it (what the
+	// clients check and seal for); local is the part this shuffler
+	// serves: run itself, or in a sharded run its shard's
+	// (shard.PartConfig: the shard's run id, n_s, k_s, minimum batch),
+	// whose clients are lo..lo+n_s-1 (the Service numbers them from 0).
 	run     protocol.RunConfig
+	local   protocol.RunConfig
+	lo      int64
+	lease   *shard.Lease
 	runPB   *pb.RunConfig // relayed with every assignment
 	keys    map[uint8]protocol.KeyConfig
 	svc     *shuffler.Service
@@ -205,6 +230,10 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 		return nil, fmt.Errorf("round-timeout must be >= 0, got %v", cfg.RoundTimeout)
 	case cfg.RegisterTimeout < 0:
 		return nil, fmt.Errorf("register-timeout must be >= 0, got %v", cfg.RegisterTimeout)
+	case cfg.Shards > 1 && (cfg.Shard < 0 || cfg.Shard >= cfg.Shards):
+		return nil, fmt.Errorf("shard must be in [0, shards=%d), got %d", cfg.Shards, cfg.Shard)
+	case cfg.Shards > 1 && !ledger.IsPostgresURL(cfg.LeaseURL):
+		return nil, errors.New("shards: a sharded shuffler needs the shared PostgreSQL ledger (--ledger postgres://...): the shard's lease and every replica's debits live there")
 	case cfg.MinConnected < 0:
 		return nil, fmt.Errorf("min-connected must be >= 0 (0: the whole population), got %d", cfg.MinConnected)
 	case cfg.Adjacency != "" && cfg.Adjacency != event.AdjacencyReplaceOne && cfg.Adjacency != event.AdjacencyZeroOut:
@@ -295,7 +324,17 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	if err != nil {
 		return err
 	}
-	l, err := ledger.Open(ctx, s.cfg.Store, s.run.Run, ledger.Options{Delta: s.cfg.Delta, Target: target,
+	s.local = s.run
+	if s.cfg.Shards > 1 {
+		if err := s.takeShard(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		defer s.lease.Release()
+	}
+	l, err := ledger.Open(ctx, s.cfg.Store, s.local.Run, ledger.Options{Delta: s.cfg.Delta, Target: target,
 		// The same stop as the server's loop (training.Config.LedgerOptions):
 		// past the cheap routes, the PLD route may admit further rounds.
 		PLDStop: true})
@@ -306,22 +345,22 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		s.cfg.Metrics.Ledger(g.Epsilon, int(l.Rounds()))
 		s.cfg.Dashboard.Ledger(g.Epsilon, l.Rounds())
 	}
-	s.cfg.Dashboard.Configure(dashboard.RunFields(s.run), target)
+	s.cfg.Dashboard.Configure(dashboard.RunFields(s.local), target)
 	s.cfg.Metrics.Budget(s.cfg.RoundTimeout, target, s.cfg.Delta)
-	run := s.run
-	s.runPB = runConfigToPB(run)
-	s.budget = &claimBudget{inner: &shuffler.LedgerBudget{Ledger: l,
+	run := s.local
+	s.runPB = runConfigToPB(s.run)
+	s.budget = &claimBudget{lease: s.lease, inner: &shuffler.LedgerBudget{Ledger: l,
 		Event: func(k int) event.Event { return run.Round(k).Event() }}}
-	if s.cfg.MinConnected > s.run.Population {
-		return fmt.Errorf("min-connected %d: the run has %d clients", s.cfg.MinConnected, s.run.Population)
+	if s.cfg.MinConnected > s.local.Population {
+		return fmt.Errorf("min-connected %d: the run has %d clients", s.cfg.MinConnected, s.local.Population)
 	}
 	// Under check-in the shuffler flips every enrolled client's coin
 	// itself and pads the selected clients that do not deliver, exactly
 	// as it pads the sampled ones: the batch size is the number selected,
 	// whoever dropped out (docs/proofs/dummy-reports.md, check-in rounds).
-	svcCfg := shuffler.ServiceConfig{Run: s.run, Budget: s.budget,
+	svcCfg := shuffler.ServiceConfig{Run: s.local, Budget: s.budget,
 		SelectCheckIn: s.run.Participation == protocol.ParticipationCheckIn}
-	if s.dummies, err = newRoundDummies(s.run, s.keys); err != nil {
+	if s.dummies, err = newRoundDummies(s.local, s.keys); err != nil {
 		return fmt.Errorf("shuffler: %w", err)
 	}
 	svcCfg.Dummies = s.dummies
@@ -334,6 +373,14 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	pb.RegisterShufflerServer(s.grpc, s)
 	g := s.grpc
 	s.mu.Unlock()
+	if lis == nil {
+		if s.cfg.Listen == nil {
+			return errors.New("shuffler: no listener")
+		}
+		if lis, err = s.cfg.Listen(); err != nil {
+			return err
+		}
+	}
 	close(s.ready)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- g.Serve(newLimitListener(lis, s.cfg.MaxConns)) }()
@@ -349,7 +396,7 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		stopServing(g, closeGrace)
 	}()
 	s.logf("run %s: %s; reports of %d bytes; ledger at round %d, epsilon so far %s",
-		s.run.Run, s.run.Round(s.run.PerRound).Event(), s.run.ReportBytes, max(l.LastRound(), 0), epsString(l))
+		s.local.Run, s.local.Round(s.local.PerRound).Event(), s.local.ReportBytes, max(l.LastRound(), 0), epsString(l))
 	err = s.rounds(ctx, srv, l)
 	select {
 	case serr := <-serveErr:
@@ -413,8 +460,8 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 			s.over()
 			return nil
 		}
-		if len(m.Params) != s.run.Dim || m.Run != s.run.Run {
-			return fmt.Errorf("shuffler: model of run %q with %d parameters, want run %q with %d", m.Run, len(m.Params), s.run.Run, s.run.Dim)
+		if len(m.Params) != s.run.Dim || m.Run != s.local.Run {
+			return fmt.Errorf("shuffler: model of run %q with %d parameters, want run %q with %d", m.Run, len(m.Params), s.local.Run, s.run.Dim)
 		}
 		if _, ok := s.keys[uint8(m.KeyId)]; !ok || m.KeyId > 255 {
 			return fmt.Errorf("shuffler: the server asks for key id %d, which it does not publish", m.KeyId)
@@ -429,7 +476,7 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 			round, err := s.svc.Open(ctx, protocol.Model{Run: m.Run, Version: m.Version, Params: m.Params})
 			if errors.Is(err, ledger.ErrBudgetExhausted) {
 				s.logf("budget spent (%v); stopping the run", err)
-				_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.run.Run, Reason: "target-epsilon"})
+				_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.local.Run, Reason: "target-epsilon"})
 				if serr == nil {
 					s.over()
 				}
@@ -490,7 +537,7 @@ func (s *Shuffler) waitClients(ctx context.Context) error {
 	}
 	need := s.cfg.MinConnected
 	if need == 0 {
-		need = s.run.Population
+		need = s.local.Population
 	}
 	deadline := time.NewTimer(s.cfg.RegisterTimeout)
 	defer deadline.Stop()
@@ -503,22 +550,22 @@ func (s *Shuffler) waitClients(ctx context.Context) error {
 		s.mu.Unlock()
 		if have >= need {
 			s.started = true
-			s.logf("%d of %d clients registered (the run starts at %d); starting", have, s.run.Population, need)
+			s.logf("%d of %d clients registered (the run starts at %d); starting", have, s.local.Population, need)
 			return nil
 		}
 		if !logged {
 			s.logf("waiting for clients: %d of %d registered, the run starts when %d are (--min-connected; waiting up to %v, --register-timeout)",
-				have, s.run.Population, need, s.cfg.RegisterTimeout)
+				have, s.local.Population, need, s.cfg.RegisterTimeout)
 			logged = true
 		}
 		select {
 		case <-ch:
 		case <-tick.C:
 			s.logf("waiting for clients: %d of %d registered, the run starts when %d are (%v waited of %v)",
-				have, s.run.Population, need, time.Since(start).Round(time.Second), s.cfg.RegisterTimeout)
+				have, s.local.Population, need, time.Since(start).Round(time.Second), s.cfg.RegisterTimeout)
 		case <-deadline.C:
 			return fmt.Errorf("shuffler: %d of %d clients registered within %v (--register-timeout); the run starts when %d are (--min-connected): are the client processes running, and do they reach this shuffler?",
-				have, s.run.Population, s.cfg.RegisterTimeout, need)
+				have, s.local.Population, s.cfg.RegisterTimeout, need)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -538,8 +585,8 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 	s.round = r
 	byWorker := map[*worker][]int64{}
 	for _, c := range sampled {
-		if w := s.workers[int64(c)]; w != nil {
-			byWorker[w] = append(byWorker[w], int64(c))
+		if w := s.workers[s.lo+int64(c)]; w != nil {
+			byWorker[w] = append(byWorker[w], s.lo+int64(c))
 		}
 	}
 	s.mu.Unlock()
@@ -618,14 +665,22 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 		s.logf("round %d released: %d reports (%d dummies), model version %d, %.3fs; ledger %d rounds, epsilon %s",
 			round.ID, rel.Reports, rel.Dummies, m.Version, time.Since(start).Seconds(), l.Rounds(), epsString(l))
 		return true, nil
+	case rel.Round != 0 && errors.Is(err, errAlreadyDelivered):
+		// Sharded run: another replica of this shard delivered the round
+		// before it died. Debited, not released; the next model follows.
+		s.logf("round %d debited, not released: %v", round.ID, err)
+		return true, nil
 	case rel.Round != 0: // debited, not forwarded
+		return false, err
+	case errors.Is(err, shard.ErrLeaseLost):
+		// Another replica may serve the shard now: stop, debiting nothing.
 		return false, err
 	case errors.Is(err, ledger.ErrBudgetExhausted):
 		s.stats.add(func(st *Stats) { st.Discarded++ })
 		s.cfg.Metrics.RoundDiscarded(telemetry.ReasonBudgetExhausted)
 		s.cfg.Dashboard.Status("budget spent: the ledger refused the next round")
 		s.logf("round %d: budget spent; stopping the run", round.ID)
-		_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.run.Run, Reason: "target-epsilon"})
+		_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.local.Run, Reason: "target-epsilon"})
 		if serr != nil {
 			return false, serr
 		}
@@ -637,8 +692,8 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 			reason = telemetry.ReasonReplay
 		}
 		s.cfg.Metrics.RoundDiscarded(reason)
-		s.cfg.Dashboard.Error(fmt.Sprintf("round %d discarded (%d of %d reports): %s", round.ID, got, s.run.PerRound, reason))
-		s.logf("round %d discarded (%d of %d reports): %v", round.ID, got, s.run.PerRound, err)
+		s.cfg.Dashboard.Error(fmt.Sprintf("round %d discarded (%d of %d reports): %s", round.ID, got, s.local.PerRound, reason))
+		s.logf("round %d discarded (%d of %d reports): %v", round.ID, got, s.local.PerRound, err)
 		return false, nil
 	}
 }
@@ -675,8 +730,11 @@ func (s *Shuffler) forward(ctx context.Context, srv pb.ServerClient, b protocol.
 	})
 	defer stop()
 	_, err := srv.SubmitBatch(fctx, &pb.Batch{Run: b.Run, Round: b.Round, ReportBytes: int64(size), Reports: buf}, grpc.WaitForReady(true))
-	if status.Code(err) == codes.Unavailable {
+	switch status.Code(err) {
+	case codes.Unavailable:
 		return fmt.Errorf("the server at %s went away before the run finished: %w", s.cfg.Server, err)
+	case codes.AlreadyExists:
+		return fmt.Errorf("%w (%v)", errAlreadyDelivered, err)
 	}
 	return err
 }
@@ -695,7 +753,7 @@ func (s *Shuffler) over() {
 func (s *Shuffler) getModel(ctx context.Context, srv pb.ServerClient, after int64) (*pb.Model, error) {
 	var lostAt time.Time
 	for {
-		m, err := srv.GetModel(ctx, &pb.GetModelRequest{Run: s.run.Run, AfterVersion: after}, grpc.MaxCallRecvMsgSize(modelLimit(s.run)))
+		m, err := srv.GetModel(ctx, &pb.GetModelRequest{Run: s.local.Run, AfterVersion: after}, grpc.MaxCallRecvMsgSize(modelLimit(s.run)))
 		if err == nil || ctx.Err() != nil || status.Code(err) != codes.Unavailable {
 			if err != nil {
 				err = fmt.Errorf("shuffler: model from the server: %w", err)
@@ -784,10 +842,13 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 	if req.Run != s.run.Run {
 		return status.Errorf(codes.NotFound, "run %q, the shuffler's is %q", req.Run, s.run.Run)
 	}
-	if len(req.Clients) > s.run.Population {
-		return status.Errorf(codes.InvalidArgument, "%d clients registered, the run has %d", len(req.Clients), s.run.Population)
+	if len(req.Clients) > s.local.Population {
+		return status.Errorf(codes.InvalidArgument, "%d clients registered, the run has %d", len(req.Clients), s.local.Population)
 	}
 	for _, c := range req.Clients {
+		if s.local.Run != s.run.Run && (c.Client < s.lo || c.Client >= s.lo+int64(s.local.Population)) {
+			return status.Errorf(codes.InvalidArgument, "client %d is not in this shuffler's shard (%s: clients %d..%d)", c.Client, s.local.Run, s.lo, s.lo+int64(s.local.Population)-1)
+		}
 		if c.Client >= int64(s.run.Population) || !s.cfg.Enroller.Verify(c.Client, c.Token) {
 			s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
 			s.cfg.Metrics.ReportsRejected(RejectUnauthenticated.Label(), 1)
@@ -985,10 +1046,10 @@ func (s *Shuffler) accept(chunk *pb.ReportChunk, rep *pb.Report) (Reason, bool) 
 	if inRound || inPrev {
 		return RejectReplay, false
 	}
-	if rep.Client < 0 || rep.Client >= int64(s.run.Population) {
+	if rep.Client < s.lo || rep.Client >= s.lo+int64(s.local.Population) {
 		return RejectNotSampled, false
 	}
-	if err := s.svc.Submit(int(rep.Client), chunk.Round, rep.Sealed); err != nil {
+	if err := s.svc.Submit(int(rep.Client-s.lo), chunk.Round, rep.Sealed); err != nil {
 		switch {
 		case errors.Is(err, shuffler.ErrNotSampled):
 			return RejectNotSampled, false
@@ -1003,7 +1064,7 @@ func (s *Shuffler) accept(chunk *pb.ReportChunk, rep *pb.Report) (Reason, bool) 
 	r.ids[h.ReportID] = struct{}{}
 	r.accepted++
 	if s.dummies != nil {
-		s.dummies.delivered(r.id, s.svc.Slot(int(rep.Client)))
+		s.dummies.delivered(r.id, s.svc.Slot(int(rep.Client-s.lo)))
 	}
 	s.stats.add(func(st *Stats) { st.Accepted++ })
 	s.cfg.Metrics.ReportAccepted()
@@ -1032,6 +1093,8 @@ func (s *Shuffler) decline(chunk *pb.ReportChunk, d *pb.ClientCredential) (Reaso
 // is discarded and nothing is debited or claimed.
 type claimBudget struct {
 	inner *shuffler.LedgerBudget
+	// lease, in a sharded run, is the shard's: checked before every debit.
+	lease *shard.Lease
 	// dummies, if not nil, are the round's dummy reports handed to the
 	// Service at release: their ids are claimed with the clients'.
 	dummies *roundDummies
@@ -1069,6 +1132,11 @@ func (c *claimBudget) Debit(ctx context.Context, r shuffler.Release) error {
 	}
 	if r.Run != c.inner.Ledger.Run() {
 		return fmt.Errorf("release of run %q, ledger of run %q", r.Run, c.inner.Ledger.Run())
+	}
+	if c.lease != nil {
+		if err := c.lease.Check(ctx); err != nil {
+			return err
+		}
 	}
 	replays, err := c.inner.Ledger.DebitClaiming(ctx, r.Round, c.inner.Event(r.Reports), r.Reports, r.Digest, ids)
 	if len(replays) > 0 {

@@ -142,6 +142,13 @@ func (c *Collector) Take(ctx context.Context) (int64, []protocol.Batch, error) {
 	}
 }
 
+// Current returns the round being collected.
+func (c *Collector) Current() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.round
+}
+
 // Finish ends the run: Next answers done.
 func (c *Collector) Finish() {
 	c.mu.Lock()

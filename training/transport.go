@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/shuffledp/shuffledp/data"
+	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/protocol"
@@ -51,6 +52,17 @@ type Release struct {
 // importing this package.
 type BatchSource interface {
 	Next(ctx context.Context, m protocol.Model) (protocol.Batch, error)
+}
+
+// BatchEventer is an optional interface of a BatchSource whose batches are
+// not one subsampled shuffle of the run's configuration: BatchEvent returns
+// the privacy event the server's ledger records for b. A sharded run's
+// batch (the shards' batches of a round, node.Server with shards) is
+// recorded as one shard's round, since a client's guarantee is its own
+// shard's (docs/proofs/shards.md); recording it as a round of all n would
+// understate every client's epsilon.
+type BatchEventer interface {
+	BatchEvent(b protocol.Batch) event.Event
 }
 
 // WithRemote makes the trainer the server role of a networked run: no
@@ -101,7 +113,11 @@ func (r *remote) Next(ctx context.Context, m protocol.Model) (Release, error) {
 	if err != nil {
 		return Release{}, err
 	}
-	if err := r.ledger.Debit(ctx, b.Round, r.cfg.roundEvent(len(b.Reports)), len(b.Reports), b.Digest()); err != nil {
+	ev := r.cfg.roundEvent(len(b.Reports))
+	if be, ok := r.src.(BatchEventer); ok {
+		ev = be.BatchEvent(b)
+	}
+	if err := r.ledger.Debit(ctx, b.Round, ev, len(b.Reports), b.Digest()); err != nil {
 		return Release{}, fmt.Errorf("server ledger, round %d: %w", b.Round, err)
 	}
 	return Release{Batch: b, Loss: math.NaN()}, nil
