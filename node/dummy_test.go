@@ -40,7 +40,7 @@ func TestRoundDummiesDropDelivered(t *testing.T) {
 	}
 	run := protocol.RunConfig{Run: "r", Model: "logreg", Dim: 4, Randomizer: "rinf", ClipNorm: protocol.NormL2, Clip: 1, Eps0: 1,
 		Population: 10, PerRound: 4, MinBatch: 4, ReportBytes: 8 + protocol.HPKEOverhead}
-	d, err := newRoundDummies(run, map[uint8]protocol.KeyConfig{1: key.Config})
+	d, err := newRoundDummies(run, run.Run, map[uint8]protocol.KeyConfig{1: key.Config})
 	if err != nil {
 		t.Fatal(err)
 	}

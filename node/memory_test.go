@@ -43,7 +43,7 @@ func registeredBytesPerClient(t testing.TB, n int) float64 {
 	close(ready)
 	s := &Shuffler{cfg: ShufflerConfig{Enroller: e}, ready: ready, regCh: make(chan struct{}),
 		workers: map[int64]*worker{}, stopping: make(chan struct{}),
-		run: protocol.RunConfig{Run: "mem", Population: n}}
+		run: protocol.RunConfig{Run: "mem", Population: n}, local: protocol.RunConfig{Run: "mem", Population: n}}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

@@ -22,7 +22,8 @@ import (
 // the model of a round only while the shard owes that round a batch
 // (shard.Collector.Next), takes one batch per (shard, round), and gives
 // the loop the round's batches together as one batch: the reports of every
-// shard, each opened under its own shard's binding (run id and round),
+// shard, each opened under its own shard's binding (the run's id and the
+// shard's round),
 // summed and divided by their number by the loop, as one round. The server
 // learns the tuple of the shards' batches and nothing else.
 
@@ -57,8 +58,8 @@ func (s *Server) shardOf(run string) (int, error) {
 
 // getShardModel is GetModel for a shard's shuffler: it waits until the
 // shard owes the round being collected a batch and the model of that
-// round is published, and returns it under the shard's run id (the
-// clients seal their reports to it).
+// round is published, and returns it (under the run's id: the shard's
+// clients seal their reports to the run's id and the shard's round).
 func (s *Server) getShardModel(ctx context.Context, req *pb.GetModelRequest) (*pb.Model, error) {
 	i, err := s.shardOf(req.Run)
 	if err != nil {
@@ -95,7 +96,7 @@ func (s *Server) getShardModel(ctx context.Context, req *pb.GetModelRequest) (*p
 			return &pb.Model{Run: req.Run, Finished: true}, nil
 		}
 		if published {
-			return &pb.Model{Run: req.Run, Version: m.Version, Params: m.Params, KeyId: m.KeyId}, nil
+			return m, nil
 		}
 		select {
 		case <-ch:
@@ -185,7 +186,7 @@ func (s *Server) nextSharded(ctx context.Context, pm *pb.Model) (protocol.Batch,
 		out.Round = max(out.Round, b.Round)
 		for _, rep := range b.Reports {
 			if h, err := protocol.ParseHeader(rep); err == nil {
-				bind[h.ReportID] = b.Binding()
+				bind[h.ReportID] = protocol.Binding{Run: s.run.Run, Round: b.Round}
 			}
 			out.Reports = append(out.Reports, rep)
 		}
@@ -211,7 +212,7 @@ func (s *Server) BatchEvent(b protocol.Batch) event.Event {
 }
 
 // shardOpener opens each report of a sharded round under its own shard's
-// binding (the clients sealed it to their shard's run id and round).
+// binding (the clients sealed it to the run's id and their shard's round).
 type shardOpener struct {
 	op protocol.Opener
 	s  *Server

@@ -360,7 +360,9 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	// whoever dropped out (docs/proofs/dummy-reports.md, check-in rounds).
 	svcCfg := shuffler.ServiceConfig{Run: s.local, Budget: s.budget,
 		SelectCheckIn: s.run.Participation == protocol.ParticipationCheckIn}
-	if s.dummies, err = newRoundDummies(s.local, s.keys); err != nil {
+	// Dummies are sealed like the clients' reports: to the run's id (a
+	// shard's clients seal to the run's id and the shard's round).
+	if s.dummies, err = newRoundDummies(s.local, s.run.Run, s.keys); err != nil {
 		return fmt.Errorf("shuffler: %w", err)
 	}
 	svcCfg.Dummies = s.dummies
@@ -460,8 +462,8 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 			s.over()
 			return nil
 		}
-		if len(m.Params) != s.run.Dim || m.Run != s.local.Run {
-			return fmt.Errorf("shuffler: model of run %q with %d parameters, want run %q with %d", m.Run, len(m.Params), s.local.Run, s.run.Dim)
+		if len(m.Params) != s.run.Dim || m.Run != s.run.Run {
+			return fmt.Errorf("shuffler: model of run %q with %d parameters, want run %q with %d", m.Run, len(m.Params), s.run.Run, s.run.Dim)
 		}
 		if _, ok := s.keys[uint8(m.KeyId)]; !ok || m.KeyId > 255 {
 			return fmt.Errorf("shuffler: the server asks for key id %d, which it does not publish", m.KeyId)
@@ -473,7 +475,7 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 				}
 				return err
 			}
-			round, err := s.svc.Open(ctx, protocol.Model{Run: m.Run, Version: m.Version, Params: m.Params})
+			round, err := s.svc.Open(ctx, protocol.Model{Run: s.local.Run, Version: m.Version, Params: m.Params})
 			if errors.Is(err, ledger.ErrBudgetExhausted) {
 				s.logf("budget spent (%v); stopping the run", err)
 				_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.local.Run, Reason: "target-epsilon"})
@@ -1163,7 +1165,10 @@ func (c *claimBudget) LastRound(ctx context.Context, run string) (int64, error) 
 // shuffler.DummyReports per key id, sealed to the round's key with noise
 // from crypto/rand).
 type roundDummies struct {
-	run    protocol.RunConfig
+	run protocol.RunConfig
+	// bindRun is the run id reports are sealed to (the run's, also when
+	// run is a shard's part with its own id).
+	bindRun string
 	keys   map[uint8]protocol.KeyConfig
 	mu     sync.Mutex
 	makers map[uint8]*shuffler.DummyReports
@@ -1201,8 +1206,8 @@ func (d *roundDummies) issuedIDs() [][protocol.ReportIDSize]byte {
 // newRoundDummies returns the dummy source of run; it builds the maker of
 // one published key now, so that a run whose randomizer cannot make
 // dummies is refused before its first round.
-func newRoundDummies(run protocol.RunConfig, keys map[uint8]protocol.KeyConfig) (*roundDummies, error) {
-	d := &roundDummies{run: run, keys: keys, makers: map[uint8]*shuffler.DummyReports{}}
+func newRoundDummies(run protocol.RunConfig, bindRun string, keys map[uint8]protocol.KeyConfig) (*roundDummies, error) {
+	d := &roundDummies{run: run, bindRun: bindRun, keys: keys, makers: map[uint8]*shuffler.DummyReports{}}
 	for id := range keys {
 		if _, err := d.maker(id); err != nil {
 			return nil, err
@@ -1243,6 +1248,7 @@ func (d *roundDummies) set(r protocol.Round, id uint8, slots int) {
 
 // precompute makes count dummies for round r (constant work per round).
 func (d *roundDummies) precompute(r protocol.Round, count int) {
+	r.Model.Run = d.bindRun
 	d.mu.Lock()
 	m, err := d.maker(d.keyID)
 	d.mu.Unlock()
@@ -1267,6 +1273,7 @@ func (d *roundDummies) precompute(r protocol.Round, count int) {
 
 // Dummy implements shuffler.Dummies.
 func (d *roundDummies) Dummy(r protocol.Round, slot int) ([]byte, error) {
+	r.Model.Run = d.bindRun
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var rep []byte

@@ -121,7 +121,8 @@ var ResumableFlags = []string{"workers", "no-progress", "eval-every", "epochs", 
 // defaults, which reproduce it bit for bit.
 var LaterFlags = map[string]bool{"optimizer": true, "momentum": true, "adam-betas": true, "adam-eps": true,
 	"ema": true, "lr-warmup": true, "lr-decay": true,
-	"sigma": true, "client-sigma": true, "participation": true, "rate": true, "noise-sum": true}
+	"sigma": true, "client-sigma": true, "participation": true, "rate": true, "noise-sum": true,
+	"shards": true}
 
 // IdentityAdjacency returns c's adjacency and true when it belongs to the
 // run's identity in its state directory: when it differs from the relation

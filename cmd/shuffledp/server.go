@@ -30,6 +30,7 @@ func newServerCmd() *cobra.Command {
 		metricsListen, mAddrTo string
 		batchTimeout           time.Duration
 		httpListen, hAddrTo    string
+		shards                 int
 	)
 	cmd := &cobra.Command{
 		Use:   "server --listen ADDR --state DIR --pki DIR [train flags]",
@@ -37,7 +38,7 @@ func newServerCmd() *cobra.Command {
 		Long:  longHelp("server"),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServer(cmd, &f, listen, pkiDir, addrTo, metricsListen, mAddrTo, batchTimeout, httpListen, hAddrTo)
+			return runServer(cmd, &f, listen, pkiDir, addrTo, metricsListen, mAddrTo, batchTimeout, httpListen, hAddrTo, shards)
 		},
 	}
 	addTrainFlags(cmd.Flags(), &f)
@@ -49,17 +50,19 @@ func newServerCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&batchTimeout, "batch-timeout", node.DefaultBatchTimeout, "how long to wait for the shuffler's next batch after publishing a model; then exit 1 naming the model version (the state is kept: the same command resumes)")
 	cmd.Flags().StringVar(&httpListen, "http", "", httpUsage)
 	cmd.Flags().StringVar(&hAddrTo, "http-addr-file", "", "write the dashboard's address to this `FILE`")
+	cmd.Flags().IntVar(&shards, "shards", 1, "shuffler shards serving the run (docs/shards.md), each shard's shuffler started with --shard I --shards S; S must divide --clients and --sample")
 	cmd.Flags().MarkHidden("addr-file")
 	cmd.Flags().MarkHidden("metrics-addr-file")
 	cmd.Flags().MarkHidden("http-addr-file")
 	return cmd
 }
 
-func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metricsListen, mAddrTo string, batchTimeout time.Duration, httpListen, hAddrTo string) error {
+func runServer(cmd *cobra.Command, f *trainFlags, listen, pkiDir, addrTo, metricsListen, mAddrTo string, batchTimeout time.Duration, httpListen, hAddrTo string, shards int) error {
 	sc, err := serverConfig(cmd, f, pkiDir)
 	if err != nil {
 		return err
 	}
+	sc.Node.Shards = shards
 	if sc.Node.BatchTimeout = batchTimeout; batchTimeout < 0 {
 		return fmt.Errorf("batch-timeout must be >= 0, got %v", batchTimeout)
 	}

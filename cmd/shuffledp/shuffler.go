@@ -44,6 +44,8 @@ func newShufflerCmd() *cobra.Command {
 	fl.Float64Var(&f.delta, "delta", 1e-5, "the shuffler's delta: its ledger debits at it; a run of another delta is refused")
 	fl.Float64Var(&f.target, "target-epsilon", 0, "the shuffler's target epsilon: no round is released past it; a run with a higher target (or none) is refused (0 = no target)")
 	fl.StringVar(&f.adjacency, "adjacency", "replace-one", "the weakest neighbouring relation the shuffler debits Gaussian runs for: replace-one or zero-out (a server's run stated for a weaker one is refused)")
+	fl.IntVar(&f.shard, "shard", 0, "this shuffler's shard, 0..S-1, with --shards S (docs/shards.md); a second shuffler of the same shard is its standby: it listens only once it holds the shard's lease")
+	fl.IntVar(&f.shards, "shards", 1, "shuffler shards serving the run (the server's --shards); S > 1 needs the shared PostgreSQL --ledger")
 	fl.StringVar(&f.metricsListen, "metrics-listen", "", metricsListenUsage)
 	fl.StringVar(&f.addrTo, "addr-file", "", "write the address listened on to this `FILE`")
 	fl.StringVar(&f.metricsAddrTo, "metrics-addr-file", "", "write the metrics address to this `FILE`")
@@ -65,7 +67,7 @@ type shufflerFlags struct {
 	delta, target                                    float64
 	timeout, connectTimeout, registerTimeout         time.Duration
 	whenComplete                                     bool
-	minConnected                                     int
+	minConnected, shard, shards                      int
 }
 
 // runShuffler runs the shuffler role until its run ends or it is stopped.
@@ -93,12 +95,15 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 	if err != nil {
 		return err
 	}
-	// Bind first: a refused --listen leaves no state behind.
-	lis, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", f.listen, err)
+	// Bind first: a refused --listen leaves no state behind. A shard's
+	// shuffler binds once it holds the shard's lease (a standby waits).
+	var lis net.Listener
+	if f.shards <= 1 {
+		if lis, err = net.Listen("tcp", f.listen); err != nil {
+			return fmt.Errorf("listen %s: %w", f.listen, err)
+		}
+		defer lis.Close()
 	}
-	defer lis.Close()
 	hln, err := deploy.ListenHTTP(f.httpListen)
 	if err != nil {
 		return err
@@ -126,8 +131,14 @@ func runShuffler(cmd *cobra.Command, f *shufflerFlags) error {
 	proc, err := deploy.OpenShuffler(ctx, f.state, f.ledgerURL, f.pkiDir, node.ShufflerConfig{Server: f.server, ServerTLS: dialTLS, TLS: listenTLS,
 		Delta: f.delta, TargetEpsilon: f.target, Adjacency: f.adjacency, Metrics: metrics, Dashboard: board,
 		RoundTimeout: f.timeout, ConnectTimeout: f.connectTimeout, ReleaseWhenComplete: f.whenComplete, MinConnected: f.minConnected,
-		RegisterTimeout: f.registerTimeout,
-		Log:             log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
+		RegisterTimeout: f.registerTimeout, Shard: f.shard, Shards: f.shards, LeaseURL: f.ledgerURL, Listen: func() (net.Listener, error) {
+			l, err := net.Listen("tcp", f.listen)
+			if err == nil {
+				err = announceShuffler(cmd, f, l)
+			}
+			return l, err
+		},
+		Log: log.New(cmd.ErrOrStderr(), "shuffler: ", 0)})
 	if err != nil {
 		return err
 	}
@@ -157,10 +168,11 @@ func serveShuffler(ctx context.Context, cmd *cobra.Command, f *shufflerFlags, sh
 	}
 	// The page sends its last state (the run's end) before it stops.
 	defer func() { hstop(); waitHTTP() }()
-	if err := node.WriteAddr(f.addrTo, lis.Addr().String()); err != nil {
-		return true, err
+	if lis != nil {
+		if err := announceShuffler(cmd, f, lis); err != nil {
+			return true, err
+		}
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: listening on %s, server %s, state %s\n", lis.Addr(), f.server, f.state)
 	err = sh.Run(ctx, lis)
 	s := sh.Stats()
 	switch {
@@ -174,6 +186,16 @@ func serveShuffler(ctx context.Context, cmd *cobra.Command, f *shufflerFlags, sh
 	fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: %d rounds released, %d discarded, %d reports accepted, %d forwarded (%d dummies); rejected: %v\n",
 		s.Released, s.Discarded, s.Accepted, s.Forwarded, s.Dummies, s.Rejected)
 	return sh.Started(), orInterrupted(ctx, err)
+}
+
+// announceShuffler writes the address the shuffler listens on (the hidden
+// --addr-file) and says it.
+func announceShuffler(cmd *cobra.Command, f *shufflerFlags, lis net.Listener) error {
+	if err := node.WriteAddr(f.addrTo, lis.Addr().String()); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "shuffler: listening on %s, server %s, state %s\n", lis.Addr(), f.server, f.state)
+	return nil
 }
 
 // shufflerBoardConfig is the shuffler page's own configuration (its flags);

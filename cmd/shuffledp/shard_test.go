@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/pgtest"
+	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/shard"
+)
+
+// shardRun is the sharded run of TestShardedShufflersKill9: 24 clients in
+// 3 shards of 8, 6 a round (2 per shard), 5 epochs (20 rounds) of logistic
+// regression on synthetic data, an evaluation every round.
+var shardRun = []string{"--dataset", "synthetic", "--model", "logreg", "--clients", "24", "--sample", "6",
+	"--eps0", "1", "--epochs", "5", "--eval-every", "1", "--test-size", "50", "--no-progress"}
+
+// TestShardedShufflersKill9 runs a sharded deployment with its real
+// processes: a PostgreSQL server, the server role (--shards 3), three
+// shuffler replicas (--shard I --shards 3, the shared PostgreSQL ledger)
+// and a standby for shard 1 on the same address, and one client process
+// per shard. Mid-run shard 1's active replica gets SIGKILL. The standby
+// must take the shard over (its lease, then the address; the clients
+// reconnect), the run must finish its 20 rounds, every shard must have
+// one ledger row per round released (shard 1 at most one more: a round
+// debited and never released), and every shard's epsilon, and the
+// server's, must be the account of the shard's own (n_s, k_s) = (8, 2)
+// over its rows.
+func TestShardedShufflersKill9(t *testing.T) {
+	pg, err := pgtest.Start(pgtest.Options{})
+	if errors.Is(err, pgtest.ErrNotInstalled) && !pgtest.Required() {
+		t.Skipf("PostgreSQL is not installed (%v); set %s=1 to make that a failure", err, pgtest.RequireEnv)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db, err := pg.CreateDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := pg.URL(db)
+	dir := t.TempDir()
+	pkiDir, creds := filepath.Join(dir, "pki"), filepath.Join(dir, "creds.json")
+	if out, err := runCmd(t, newPKICmd, "init", "--dir", pkiDir); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := runCmd(t, newPKICmd, "enrol", "--dir", pkiDir, "--clients", "0:24", "--out", creds); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	srvAddrFile := filepath.Join(dir, "srv.addr")
+	srv := startNetProc(t, "server", nil, append([]string{"server", "--listen", "127.0.0.1:0", "--addr-file", srvAddrFile,
+		"--state", filepath.Join(dir, "server"), "--pki", filepath.Join(pkiDir, "server"), "--shards", "3"}, shardRun...)...)
+	sa := waitNetAddr(t, srvAddrFile, srv)
+	shuffler := func(i int, name, addr string) *netProc {
+		return startNetProc(t, name, nil, "shuffler", "--listen", addr, "--addr-file", filepath.Join(dir, name+".addr"),
+			"--server", sa, "--state", filepath.Join(dir, name), "--pki", filepath.Join(pkiDir, "shuffler"), "--ledger", url,
+			"--shard", strconv.Itoa(i), "--shards", "3", "--release-when-complete", "--round-timeout", "20s")
+	}
+	addrs := make([]string, 3)
+	active := make([]*netProc, 3)
+	for i := range 3 {
+		addrs[i] = freeAddr(t)
+		active[i] = shuffler(i, fmt.Sprintf("shuffler%d", i), addrs[i])
+		if a := waitNetAddr(t, filepath.Join(dir, fmt.Sprintf("shuffler%d.addr", i)), active[i]); a != addrs[i] {
+			t.Fatalf("shuffler %d listens on %q, want %s\n%s", i, a, addrs[i], active[i].out)
+		}
+	}
+	standby := shuffler(1, "standby1", addrs[1])
+	var clients []*netProc
+	for i := range 3 {
+		clients = append(clients, startNetProc(t, fmt.Sprintf("client%d", i), nil, "client", "--shuffler", addrs[i], "--server", sa,
+			"--clients", fmt.Sprintf("%d:%d", 8*i, 8*(i+1)), "--workers", "1", "--pki", filepath.Join(pkiDir, "client"), "--credentials", creds))
+	}
+	// Kill shard 1's active replica once the server applied round 3.
+	deadline := time.Now().Add(90 * time.Second)
+	for !strings.Contains(srv.out.String(), "server: round 3/") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not reach round 3\nserver:\n%s\nshuffler 1:\n%s", srv.out, active[1].out)
+		}
+		select {
+		case <-srv.done:
+			t.Fatalf("the server exited before round 3: %v\n%s", srv.err, srv.out)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if strings.Contains(standby.out.String(), "lease held") {
+		t.Fatalf("the standby took the lease while the active replica held it:\n%s", standby.out)
+	}
+	killedAt := time.Now()
+	active[1].cmd.Process.Kill()
+	<-active[1].done
+	if !killedBySIGKILL(active[1].err) {
+		t.Fatalf("shard 1's replica: %v, want killed", active[1].err)
+	}
+	var leasedAt time.Time
+	for leasedAt.IsZero() && time.Now().Before(deadline) {
+		if strings.Contains(standby.out.String(), "lease held") {
+			leasedAt = time.Now()
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case <-srv.done:
+	case <-time.After(time.Until(deadline)):
+		t.Fatalf("the run did not finish after the takeover\nserver:\n%s\nstandby:\n%s\nclient 1:\n%s", srv.out, standby.out, clients[1].out)
+	}
+	if srv.err != nil || !strings.Contains(srv.out.String(), "stopped (epochs) after round 20") {
+		t.Fatalf("server: %v\n%s\nstandby:\n%s", srv.err, srv.out, standby.out)
+	}
+	wall := time.Since(killedAt)
+	for _, p := range append([]*netProc{active[0], active[2], standby}, clients...) {
+		select {
+		case <-p.done:
+			if p.err != nil {
+				t.Fatalf("%s: %v\n%s", p.name, p.err, p.out)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s did not finish\n%s", p.name, p.out)
+		}
+	}
+	if !strings.Contains(standby.out.String(), " released: ") {
+		t.Fatalf("the standby released no round:\n%s", standby.out)
+	}
+	// The shared ledger: every shard's rows, priced with its own n_s, k_s.
+	store, err := ledger.OpenStore(ctx, url, ledger.StoreOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	run := serverRunID(t, srv.out.String())
+	plan, err := shard.Split(run, 24, 6, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := shard.Epsilons(ctx, store, plan, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := event.Round{Randomizer: "rinf", N: 8, Reports: 2, Eps0: 1}.Event()
+	for i, s := range rep.Shards {
+		entries, err := store.Entries(ctx, plan.Parts[i].Run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int64]bool{}
+		for _, e := range entries {
+			if seen[e.Round] {
+				t.Errorf("shard %d round %d debited twice", i, e.Round)
+			}
+			seen[e.Round] = true
+			if e.Event != ev {
+				t.Errorf("shard %d round %d debited as %v, want %v", i, e.Round, e.Event, ev)
+			}
+		}
+		if extra := len(entries) - 20; extra < 0 || extra > 1 || (i != 1 && extra != 0) {
+			t.Errorf("shard %d: %d ledger rows for 20 rounds released", i, len(entries))
+		}
+		want, err := event.Epsilon([]event.Composed{{Event: ev, Count: int64(len(entries))}}, "", 1e-5, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Epsilon != want.Epsilon {
+			t.Errorf("shard %d: ledger epsilon %v over %d rows, account of n=8 k=2 %v", i, s.Epsilon, len(entries), want.Epsilon)
+		}
+		t.Logf("shard %d: %d ledger rows, epsilon %.6g", i, len(entries), s.Epsilon)
+	}
+	// The server's own ledger records every round as one shard's round.
+	srvRounds, srvEps, _ := ledgerShowJSON(t, filepath.Join(dir, "server"))
+	want20, err := event.Epsilon([]event.Composed{{Event: ev, Count: 20}}, "", 1e-5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srvRounds != 20 || srvEps != want20.Epsilon {
+		t.Errorf("the server's ledger: %d rounds, epsilon %v; want 20 rounds of one shard's event, %v", srvRounds, srvEps, want20.Epsilon)
+	}
+	t.Logf("takeover: standby held the lease %v after the kill; run finished %v after the kill; run epsilon (max over shards) %.6g",
+		leasedAt.Sub(killedAt).Round(time.Millisecond), wall.Round(time.Millisecond), rep.Epsilon)
+}
+
+// serverRunID reads the run id from the server's first line ("server: run
+// ID in DIR, ...").
+func serverRunID(t *testing.T, out string) string {
+	t.Helper()
+	i := strings.Index(out, "server: run ")
+	if i < 0 {
+		t.Fatalf("no run id in the server's output:\n%s", out)
+	}
+	f := strings.Fields(out[i+len("server: run "):])
+	return f[0]
+}
