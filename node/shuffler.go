@@ -1169,13 +1169,13 @@ type roundDummies struct {
 	// bindRun is the run id reports are sealed to (the run's, also when
 	// run is a shard's part with its own id).
 	bindRun string
-	keys   map[uint8]protocol.KeyConfig
-	mu     sync.Mutex
-	makers map[uint8]*shuffler.DummyReports
-	round  int64
-	keyID  uint8
-	pre    [][]byte
-	issued [][protocol.ReportIDSize]byte // ids of the dummies handed out for round
+	keys    map[uint8]protocol.KeyConfig
+	mu      sync.Mutex
+	makers  map[uint8]*shuffler.DummyReports
+	round   int64
+	keyID   uint8
+	pre     [][]byte
+	issued  [][protocol.ReportIDSize]byte // ids of the dummies handed out for round
 	// got marks the slots whose client delivered: their precomputed dummy
 	// is dropped (made anyway, so the work per round is constant; dropped
 	// so the round holds about k reports, not 2k).
