@@ -127,6 +127,7 @@ func explainDialError(host string, err error) (error, bool) {
 		recordErr  tls.RecordHeaderError
 		verifyErr  *tls.CertificateVerificationError
 		roleErr    *pki.RoleError
+		revokedErr *pki.RevokedError
 		peerCertTo string
 	)
 	if errors.As(err, &verifyErr) && len(verifyErr.UnverifiedCertificates) > 0 {
@@ -155,6 +156,8 @@ func explainDialError(host string, err error) (error, bool) {
 		return fmt.Errorf("its certificate is not valid for host %q (re-run pki init with --hosts naming it): %w", host, err), true
 	case errors.As(err, &recordErr):
 		return fmt.Errorf("it does not speak TLS (another service at this address?): %w", err), true
+	case errors.As(err, &revokedErr):
+		return fmt.Errorf("its certificate is revoked: %w", err), true
 	case errors.As(err, &roleErr):
 		return fmt.Errorf("it presents another role's certificate: %w", err), true
 	case errors.As(err, &alert):

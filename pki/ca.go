@@ -286,6 +286,9 @@ type RotateConfig struct {
 	// shuffler only); otherwise the old certificate's are kept.
 	Hosts    []string
 	SetHosts bool
+	// Revoke adds the replaced certificate's serial to the revocation
+	// list (Revoke) once the new one is in place.
+	Revoke bool
 }
 
 // Rotate replaces a role's private key and certificate in the PKI
@@ -340,6 +343,11 @@ func Rotate(dir string, cfg RotateConfig) (*x509.Certificate, error) {
 	}
 	if err := rotateBundle(dir, cfg.Role, deployment, hosts, ca, caKey); err != nil {
 		return nil, fmt.Errorf("pki rotate: %w", err)
+	}
+	if cfg.Revoke {
+		if _, err := Revoke(dir, old.SerialNumber); err != nil {
+			return nil, fmt.Errorf("%w (the new certificate is in place; revoke the old serial %s with pki revoke)", err, serialHex(old.SerialNumber))
+		}
 	}
 	return readCert(filepath.Join(bundle, CertFile(cfg.Role)))
 }
@@ -490,6 +498,16 @@ func loadBundle(dir, role string) (tls.Certificate, *x509.CertPool, string, erro
 	if err := checkValidity(cp, role, c.Leaf, time.Now()); err != nil {
 		return zero, nil, "", err
 	}
+	rp := filepath.Join(dir, RevokedFile)
+	revoked, err := readRevoked(rp)
+	if err != nil {
+		return zero, nil, "", err
+	}
+	if revoked[serialHex(c.Leaf.SerialNumber)] {
+		return zero, nil, "", fmt.Errorf("pki: %s: the %s's own certificate (serial %s) is revoked (%s); rotate it on the operator's machine (shuffledp pki rotate --role %s) and copy the bundle again",
+			cp, role, serialHex(c.Leaf.SerialNumber), rp, role)
+	}
+	revocations.Store(pool, revoked)
 	if got != role {
 		return zero, nil, "", fmt.Errorf("pki: %s is the %s's certificate, not the %s's", cp, got, role)
 	}

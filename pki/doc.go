@@ -23,6 +23,8 @@
 // client i is HMAC-SHA256(clients.key, label || i) (Enroller). The client
 // certificate, shared by all clients, proves "a client of this deployment";
 // the token proves which one. pki rotate replaces one role's key and
-// certificate (Rotate). Secret files (keys, clients.key, credentials) with
+// certificate (Rotate, crash-safe); pki revoke lists a certificate's serial
+// in every bundle's revoked.txt (Revoke), and the handshake refuses a peer
+// presenting a listed certificate. Secret files (keys, clients.key, credentials) with
 // group or other permissions are refused when loaded (CheckPrivate).
 package pki

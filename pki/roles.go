@@ -144,6 +144,9 @@ func (v *verifier) verify(cs tls.ConnectionState) error {
 	if err != nil {
 		return fmt.Errorf("peer identity (expected role %s): %w", want, err)
 	}
+	if revokedFor(v.pool)[serialHex(leaf.SerialNumber)] {
+		return &RevokedError{Role: PeerRole(cs), Subject: leaf.Subject.String(), Serial: serialHex(leaf.SerialNumber)}
+	}
 	chain := chains[0]
 	deployment, err := deploymentOf(chain[len(chain)-1]) // the trusted authority
 	if err != nil {

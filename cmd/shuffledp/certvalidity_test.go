@@ -180,3 +180,39 @@ func TestPeerCertificateExpired(t *testing.T) {
 		})
 	}
 }
+
+// TestPKIRevokeCommand: pki rotate --revoke revokes the replaced
+// certificate (its serial in every bundle's revocation list); pki revoke
+// takes a serial as rotate prints it, says when it was revoked already,
+// and refuses a malformed one naming the flag's value.
+func TestPKIRevokeCommand(t *testing.T) {
+	pkiDir := filepath.Join(t.TempDir(), "pki")
+	if out, err := runCmd(t, newPKICmd, "init", "--dir", pkiDir); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	old, err := x509.ParseCertificate(pemBlock(t, filepath.Join(pkiDir, pki.RoleServer, pki.CertFile(pki.RoleServer))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCmd(t, newPKICmd, "rotate", "--dir", pkiDir, "--role", "server", "--revoke")
+	if err != nil || !strings.Contains(out, "revoked the replaced certificate") {
+		t.Fatalf("rotate --revoke: %v\n%s", err, out)
+	}
+	for _, role := range pki.Roles {
+		b, err := os.ReadFile(filepath.Join(pkiDir, role, pki.RevokedFile))
+		if err != nil || !strings.Contains(string(b), old.SerialNumber.Text(16)+"\n") {
+			t.Fatalf("%s's bundle: revocation list %q, %v; want serial %x", role, b, err, old.SerialNumber)
+		}
+	}
+	out, err = runCmd(t, newPKICmd, "revoke", "--dir", pkiDir, "--serial", old.SerialNumber.Text(16))
+	if err != nil || !strings.Contains(out, "already revoked") {
+		t.Fatalf("revoke again: %v\n%s", err, out)
+	}
+	if _, err := runCmd(t, newPKICmd, "revoke", "--dir", pkiDir, "--serial", "zz"); err == nil || !strings.Contains(err.Error(), `"zz"`) {
+		t.Fatalf("revoke --serial zz: %v", err)
+	}
+	// The rotated server's bundle loads (its own serial is not listed).
+	if _, err := pki.ServerTLS(filepath.Join(pkiDir, "server"), pki.RoleServer); err != nil {
+		t.Fatalf("the rotated server's bundle: %v", err)
+	}
+}

@@ -28,7 +28,7 @@ func newPKICmd() *cobra.Command {
 		Short: "Create a networked deployment's certificates and client credentials",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newPKIInitCmd(), newPKIEnrolCmd(), newPKIRotateCmd())
+	cmd.AddCommand(newPKIInitCmd(), newPKIEnrolCmd(), newPKIRotateCmd(), newPKIRevokeCmd())
 	return cmd
 }
 
@@ -110,6 +110,7 @@ clients per file: enrol a larger population in several files.`, pki.MaxEnrol),
 // newPKIRotateCmd is pki rotate.
 func newPKIRotateCmd() *cobra.Command {
 	var rdir, role, rhosts string
+	var revoke bool
 	rotateCmd := &cobra.Command{
 		Use:   "rotate --dir DIR --role server|shuffler|client [--hosts H1,H2]",
 		Short: "Replace one role's key and certificate (the authority, the other bundles, the credentials and the ledgers are untouched)",
@@ -119,17 +120,59 @@ func newPKIRotateCmd() *cobra.Command {
 			if rdir == "" || role == "" {
 				return errors.New("dir and role are required")
 			}
-			c, err := pki.Rotate(rdir, pki.RotateConfig{Role: role, Hosts: splitHosts(rhosts), SetHosts: cmd.Flags().Changed("hosts")})
+			c, err := pki.Rotate(rdir, pki.RotateConfig{Role: role, Hosts: splitHosts(rhosts), SetHosts: cmd.Flags().Changed("hosts"), Revoke: revoke})
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "rotated the %s's key and certificate (serial %x, valid until %s) in %s; copy it to the %s's host and restart the %s\n",
 				role, c.SerialNumber, c.NotAfter.UTC().Format("2006-01-02"), filepath.Join(rdir, role), role, role)
+			if revoke {
+				fmt.Fprintf(cmd.OutOrStdout(), "revoked the replaced certificate (%s in every bundle); copy every bundle to its host\n", pki.RevokedFile)
+			}
 			return nil
 		},
 	}
 	rotateCmd.Flags().StringVar(&rdir, "dir", "", "the `DIR` pki init wrote (with operator/ca.key)")
 	rotateCmd.Flags().StringVar(&role, "role", "", "the `ROLE` to rotate: server, shuffler or client")
 	rotateCmd.Flags().StringVar(&rhosts, "hosts", "", "new extra host names or IP addresses (server and shuffler only), comma separated")
+	rotateCmd.Flags().BoolVar(&revoke, "revoke", false, "also revoke the replaced certificate (pki revoke)")
 	return rotateCmd
+}
+
+// newPKIRevokeCmd is pki revoke.
+func newPKIRevokeCmd() *cobra.Command {
+	var dir, serial string
+	cmd := &cobra.Command{
+		Use:   "revoke --dir DIR --serial HEX",
+		Short: "Revoke a certificate by serial number: every role refuses a peer presenting it (copy the bundles again)",
+		Long: `revoke adds a certificate's serial number (hexadecimal, as pki rotate prints it)
+to the revocation list DIR/operator/` + pki.RevokedFile + ` and writes the list into every bundle.
+Copy each bundle to its host and restart the roles: a role then refuses, inside
+the TLS handshake, any peer presenting a revoked certificate, and refuses to
+start on a revoked certificate of its own. Rotate a role before revoking its
+current certificate (pki rotate --revoke does both).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" || serial == "" {
+				return errors.New("dir and serial are required")
+			}
+			n, err := pki.ParseSerial(serial)
+			if err != nil {
+				return err
+			}
+			already, err := pki.Revoke(dir, n)
+			if err != nil {
+				return err
+			}
+			what := "revoked"
+			if already {
+				what = "already revoked"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s serial %x (%s in every bundle of %s); copy every bundle to its host and restart the roles\n", what, n, pki.RevokedFile, dir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the `DIR` pki init wrote (with operator/ca.key)")
+	cmd.Flags().StringVar(&serial, "serial", "", "the certificate's serial number, hexadecimal")
+	return cmd
 }
