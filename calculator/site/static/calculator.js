@@ -1,0 +1,316 @@
+// The calculator page: a form whose state is the URL's query string (the
+// flags of `shuffledp account`), a worker that runs the accountant
+// (worker.js), and the rendering of its answers. This script computes no
+// epsilon and formats none: every number shown is text from the module.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const SVG = 'http://www.w3.org/2000/svg';
+
+let schema = null; // from the module: mechanisms, fields, default
+let worker = null;
+let busy = false;
+let requestId = 0;
+let curve = []; // points of the current request: {steps, epsilon, text, bound}
+let curveSteps = [];
+
+function setStatus(state, text) {
+  const s = $('status');
+  s.dataset.state = state;
+  s.textContent = text;
+}
+
+function showError(msg) {
+  const e = $('error');
+  e.textContent = msg;
+  e.hidden = !msg;
+}
+
+function startWorker() {
+  worker = new Worker('worker.js');
+  worker.onmessage = onMessage;
+  worker.onerror = (ev) => {
+    setStatus('error', 'The accountant stopped.');
+    showError(ev.message || 'worker error');
+  };
+}
+
+function mechanismOf(name) {
+  return schema.mechanisms.find((m) => m.name === name);
+}
+
+function buildForm() {
+  const sel = $('mechanism');
+  for (const m of schema.mechanisms) {
+    const o = document.createElement('option');
+    o.value = m.name;
+    o.textContent = m.name;
+    sel.appendChild(o);
+  }
+  const box = $('fields');
+  for (const f of schema.fields) {
+    const div = document.createElement('div');
+    div.className = 'field';
+    div.id = 'field-' + f.name;
+    const label = document.createElement('label');
+    label.htmlFor = f.name;
+    label.textContent = f.label;
+    let input;
+    if (f.name === 'adjacency') {
+      input = document.createElement('select');
+    } else {
+      input = document.createElement('input');
+      input.type = 'text';
+      input.inputMode = f.name === 'delta' ? 'text' : 'decimal';
+      input.spellcheck = false;
+      input.value = f.default;
+    }
+    input.id = f.name;
+    input.name = f.name;
+    const help = document.createElement('small');
+    help.textContent = f.help;
+    div.append(label, input, help);
+    box.appendChild(div);
+  }
+  sel.addEventListener('change', () => showFields(sel.value));
+  $('form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    compute();
+  });
+  $('copy-link').addEventListener('click', copyLink);
+}
+
+// showFields shows the inputs of mechanism name and fills the adjacency
+// menu with the values it accepts (its default first).
+function showFields(name) {
+  const m = mechanismOf(name);
+  $('mechanism-help').textContent = m.description;
+  for (const f of schema.fields) {
+    $('field-' + f.name).hidden = !m.fields.includes(f.name);
+  }
+  const adj = $('adjacency');
+  const keep = adj.value;
+  adj.replaceChildren();
+  const def = document.createElement('option');
+  def.value = '';
+  def.textContent = m.adjacencies ? 'default (' + m.adjacencies[0] + ')' : 'default';
+  adj.appendChild(def);
+  for (const a of m.adjacencies || []) {
+    const o = document.createElement('option');
+    o.value = a;
+    o.textContent = a;
+    adj.appendChild(o);
+  }
+  adj.value = (m.adjacencies || []).includes(keep) ? keep : '';
+}
+
+// formQuery is the page state: the mechanism and the values of its
+// parameters, in the form's order (an empty adjacency is the default and
+// left out).
+function formQuery() {
+  const m = mechanismOf($('mechanism').value);
+  const p = new URLSearchParams();
+  p.set('mechanism', m.name);
+  for (const f of m.fields) {
+    const v = $(f).value.trim();
+    if (f === 'adjacency' && v === '') continue;
+    p.set(f, v);
+  }
+  return p.toString();
+}
+
+// loadQuery fills the form from a query string; it reports whether the
+// query named a mechanism (then the page computes at once).
+function loadQuery(search) {
+  const p = new URLSearchParams(search);
+  let name = p.get('mechanism');
+  const known = name && mechanismOf(name);
+  if (!known) name = schema.default;
+  $('mechanism').value = name;
+  showFields(name);
+  for (const f of schema.fields) {
+    if (p.has(f.name)) $(f.name).value = p.get(f.name);
+  }
+  if (p.has('mechanism') && !known) {
+    showError('Unknown mechanism "' + p.get('mechanism') + '": showing ' + name + '.');
+  }
+  return Boolean(known);
+}
+
+function compute() {
+  const query = formQuery();
+  history.replaceState(null, '', '?' + query);
+  if (busy) {
+    // The module answers one call at a time: drop the running one.
+    worker.terminate();
+    startWorker();
+  }
+  busy = true;
+  requestId++;
+  curve = [];
+  curveSteps = [];
+  showError('');
+  setStatus('computing', 'Computing\u2026');
+  worker.postMessage({ id: requestId, query });
+}
+
+function onMessage(ev) {
+  const m = ev.data;
+  if (m.type === 'ready') {
+    if (schema) return; // a worker restarted by compute: the form stands
+    schema = m.answer.result;
+    buildForm();
+    if (loadQuery(location.search)) {
+      compute();
+    } else {
+      setStatus('ready', 'Ready: choose the parameters and press Compute.');
+    }
+    return;
+  }
+  if (m.type === 'fatal') {
+    setStatus('error', 'The accountant could not start.');
+    showError(m.error);
+    return;
+  }
+  if (m.id !== requestId) return; // an answer to a request replaced since
+  switch (m.type) {
+    case 'result':
+      if (m.answer.error) {
+        busy = false;
+        $('results').hidden = true;
+        setStatus('error', 'No answer for these parameters.');
+        showError(m.answer.error);
+        return;
+      }
+      renderResult(m.answer.result);
+      setStatus('curve', 'Computed in ' + (m.ms / 1000).toFixed(1) + ' s; drawing the curve over rounds\u2026');
+      break;
+    case 'curve-steps':
+      curveSteps = m.steps;
+      break;
+    case 'point':
+      if (m.answer.error) {
+        showError('curve: ' + m.answer.error);
+        break;
+      }
+      curve.push(m.answer.result);
+      drawCurve();
+      setStatus('curve', 'Drawing the curve over rounds: ' + curve.length + ' of ' + curveSteps.length + '\u2026');
+      break;
+    case 'curve-done':
+      busy = false;
+      if (m.error) showError('curve: ' + m.error);
+      setStatus('done', 'Done in ' + (m.ms / 1000).toFixed(1) + ' s.');
+      break;
+  }
+}
+
+function renderResult(r) {
+  $('results').hidden = false;
+  const best = r.best;
+  $('best-epsilon').textContent = best.text;
+  $('best-epsilon').dataset.value = String(best.epsilon);
+  $('best-delta').textContent = String(best.delta);
+  $('best-bound').textContent = best.winning_bound || best.bound;
+  const iv = r.interval;
+  $('interval').hidden = !iv;
+  if (iv) {
+    $('interval-lower').textContent = iv.lower_text;
+    $('interval-lower').dataset.value = String(iv.lower);
+    $('interval-upper').textContent = iv.upper_text;
+    $('interval-upper').dataset.value = String(iv.upper);
+    $('interval-ratio').textContent = iv.ratio.toPrecision(3);
+    $('interval-witness').textContent = iv.witness;
+  }
+  const warn = $('warnings');
+  warn.replaceChildren();
+  for (const w of r.warnings || []) {
+    const li = document.createElement('li');
+    li.textContent = w;
+    warn.appendChild(li);
+  }
+  const tbody = $('bounds').tBodies[0];
+  tbody.replaceChildren();
+  for (const row of r.rows) {
+    const tr = document.createElement('tr');
+    tr.dataset.bound = row.bound;
+    tr.className = 'kind-' + row.kind + (row.bound === best.winning_bound ? ' winner' : '');
+    const cells = [row.bound, row.text, row.kind, row.order ? String(row.order) : '\u2013', row.note || ''];
+    cells.forEach((text, i) => {
+      const td = document.createElement('td');
+      td.textContent = text;
+      if (i === 1) {
+        td.className = 'eps';
+        td.dataset.value = String(row.epsilon);
+      }
+      if (i === 4) td.className = 'note';
+      tr.appendChild(td);
+    });
+    tbody.appendChild(tr);
+  }
+  $('command').textContent = r.command;
+  $('json').textContent = JSON.stringify(r.account, null, 2);
+  $('curve').replaceChildren();
+}
+
+// niceTicks returns about n round values covering [0, max].
+function niceTicks(max, n) {
+  if (!(max > 0)) return [0];
+  const raw = max / n;
+  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 2.5, 5, 10].map((s) => s * mag).find((s) => s >= raw);
+  const ticks = [];
+  for (let v = 0; v <= max * 1.0001; v += step) ticks.push(v);
+  return ticks;
+}
+
+function el(name, attrs, text) {
+  const e = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// drawCurve draws best's epsilon against the rounds (log scale) as an
+// inline SVG, with the points computed so far.
+function drawCurve() {
+  const W = 640, H = 300, L = 56, R = 16, T = 12, B = 40;
+  const pts = curve.slice().sort((a, b) => a.steps - b.steps);
+  const maxT = curveSteps.length ? curveSteps[curveSteps.length - 1] : pts[pts.length - 1].steps;
+  const maxE = Math.max(...pts.map((p) => p.epsilon)) * 1.05 || 1;
+  const lx = (t) => (maxT > 1 ? Math.log(t) / Math.log(maxT) : 0.5);
+  const x = (t) => L + lx(t) * (W - L - R);
+  const y = (e) => H - B - (e / maxE) * (H - T - B);
+  const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'epsilon over rounds' });
+  for (const v of niceTicks(maxE, 5)) {
+    svg.append(el('line', { class: 'grid', x1: L, x2: W - R, y1: y(v), y2: y(v) }));
+    svg.append(el('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end' }, String(+v.toPrecision(4))));
+  }
+  for (let p = 1; p <= maxT; p *= 10) {
+    svg.append(el('line', { class: 'grid', x1: x(p), x2: x(p), y1: T, y2: H - B }));
+    svg.append(el('text', { x: x(p), y: H - B + 16, 'text-anchor': 'middle' }, p >= 1e4 ? '1e' + Math.round(Math.log10(p)) : String(p)));
+  }
+  svg.append(el('line', { class: 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B }));
+  svg.append(el('line', { class: 'axis', x1: L, x2: L, y1: T, y2: H - B }));
+  svg.append(el('text', { x: (L + W - R) / 2, y: H - 6, 'text-anchor': 'middle' }, 'rounds T (log scale)'));
+  svg.append(el('text', { x: 14, y: (T + H - B) / 2, 'text-anchor': 'middle', transform: `rotate(-90 14 ${(T + H - B) / 2})` }, 'best \u03b5'));
+  svg.append(el('polyline', { class: 'line', points: pts.map((p) => `${x(p.steps)},${y(p.epsilon)}`).join(' ') }));
+  for (const p of pts) {
+    const c = el('circle', { class: 'pt', cx: x(p.steps), cy: y(p.epsilon), r: 3.5, 'data-steps': p.steps, 'data-text': p.text });
+    c.append(el('title', {}, `T = ${p.steps}: \u03b5 \u2264 ${p.text} (${p.bound})`));
+    svg.append(c);
+  }
+  $('curve').replaceChildren(svg);
+}
+
+async function copyLink() {
+  const url = location.origin + location.pathname + '?' + formQuery();
+  try {
+    await navigator.clipboard.writeText(url);
+    setStatus($('status').dataset.state, 'Link copied.');
+  } catch (e) {
+    prompt('Copy this link:', url);
+  }
+}
+
+startWorker();
