@@ -1,6 +1,7 @@
 package calculator
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -66,11 +67,37 @@ func formatDirected(x float64, up bool) string {
 		digits = digits*10 + 9
 		e--
 	}
-	m := strconv.FormatInt(digits, 10)
 	sign := ""
 	if neg {
 		sign = "-"
 	}
-	y, _ := strconv.ParseFloat(sign+m[:1]+"."+m[1:]+"e"+strconv.Itoa(e), 64)
-	return strconv.FormatFloat(y, 'g', Digits, 64)
+	return sign + gFormat(strconv.FormatInt(digits, 10), e)
+}
+
+// gFormat prints the decimal 0.d1d2...dn * 10^(e+1) (digits d, e the
+// exponent of its first digit) as %g does: exponent notation when e < -4
+// or e >= len(d), else plain, trailing zeros removed.
+func gFormat(d string, e int) string {
+	d = strings.TrimRight(d, "0")
+	if d == "" {
+		return "0"
+	}
+	if e < -4 || e >= Digits {
+		m := d[:1]
+		if len(d) > 1 {
+			m += "." + d[1:]
+		}
+		sign := "+"
+		if e < 0 {
+			sign, e = "-", -e
+		}
+		return fmt.Sprintf("%se%s%02d", m, sign, e)
+	}
+	if e < 0 {
+		return "0." + strings.Repeat("0", -e-1) + d
+	}
+	if len(d) <= e+1 {
+		return d + strings.Repeat("0", e+1-len(d))
+	}
+	return d[:e+1] + "." + d[e+1:]
 }
