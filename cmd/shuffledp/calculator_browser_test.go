@@ -42,6 +42,11 @@ var calculatorBrowserCases = []struct {
 	{"sampled-gaussian", "mechanism=sampled-gaussian&rate=0.1&sigma=2&steps=20&delta=1/60000", true, false},
 }
 
+// calculatorScreenshotCase is the case whose page is saved (the window,
+// PNG) to the file SHUFFLEDP_CALCULATOR_SCREENSHOT names, when it is set:
+// docs/calculator.png.
+const calculatorScreenshotCase = "subsampled-shuffle"
+
 // pageState is what the test reads from the page's DOM (the text shown, and
 // the value each number was printed from).
 type pageState struct {
@@ -193,6 +198,15 @@ func TestCalculatorInBrowser(t *testing.T) {
 			}
 			cli := accountJSONForTest(t, q.Args())
 			checkPageAgainstCLI(t, page, cli, tc.interval)
+			if shot := os.Getenv("SHUFFLEDP_CALCULATOR_SCREENSHOT"); shot != "" && tc.name == calculatorScreenshotCase {
+				png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(shot, png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			t.Logf("%s: best %s by %s, %d bounds, %d curve points, %v in the browser",
 				tc.query, page.Best.Text, page.Best.Bound, len(page.Rows), len(page.Points), time.Since(start).Round(time.Millisecond))
 		})
