@@ -364,6 +364,7 @@ func checkPageAgainstCLI(t *testing.T, page pageState, cli cliAccount, wantInter
 			continue
 		}
 		checkPrinted(t, r.Bound, r.Text, r.Value, c.Epsilon, c.Kind)
+		t.Logf("| %s | %s | %s | %s | %v | %s |", r.Bound, r.Kind, r.Text, r.Value, c.Epsilon, calculator.FormatKind(c.Epsilon, c.Kind))
 		if len(c.Interval) == 2 {
 			interval = c.Interval
 		}
