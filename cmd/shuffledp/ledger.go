@@ -28,7 +28,7 @@ the path of an SQLite ledger file. Give exactly one of them. The ledger is
 opened read-only.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newLedgerShowCmd(), newLedgerCheckCmd())
+	cmd.AddCommand(newLedgerShowCmd(), newLedgerCheckCmd(), newLedgerShardsCmd())
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -174,6 +175,21 @@ func TestShardedShufflersKill9(t *testing.T) {
 			t.Errorf("shard %d: ledger epsilon %v over %d rows, account of n=8 k=2 %v", i, s.Epsilon, len(entries), want.Epsilon)
 		}
 		t.Logf("shard %d: %d ledger rows, epsilon %.6g", i, len(entries), s.Epsilon)
+	}
+	// `ledger shards` reports the same, and the maximum.
+	out, err := runCmd(t, newLedgerCmd, "shards", "--ledger", url, "--json")
+	if err != nil {
+		t.Fatalf("ledger shards: %v\n%s", err, out)
+	}
+	var shown shard.Report
+	if err := json.Unmarshal([]byte(out), &shown); err != nil {
+		t.Fatalf("ledger shards --json: %v\n%s", err, out)
+	}
+	if shown.Run != run || len(shown.Shards) != 3 || shown.Epsilon != rep.Epsilon || shown.Shards[1].Rounds != rep.Shards[1].Rounds {
+		t.Errorf("ledger shards: %+v, want %+v", shown, rep)
+	}
+	if text, err := runCmd(t, newLedgerCmd, "shards", "--ledger", url); err != nil || !strings.Contains(text, "max over 3 shards") {
+		t.Errorf("ledger shards: %v\n%s", err, text)
 	}
 	// The server's own ledger records every round as one shard's round.
 	srvRounds, srvEps, _ := ledgerShowJSON(t, filepath.Join(dir, "server"))
