@@ -34,12 +34,12 @@ var calculatorBrowserCases = []struct {
 	viaForm  bool
 	interval bool // the page shows a certified interval
 }{
-	{"subsampled-shuffle", "mechanism=subsampled-shuffle&n=1000&k=100&eps0=1&steps=10&delta=1e-5", false, true},
+	{"subsampled-shuffle", "mechanism=subsampled-shuffle&n=1000&k=100&eps0=1&steps=4&delta=1e-5", false, true},
 	{"shuffle-one-round", "mechanism=shuffle&n=100&eps0=1&steps=1&delta=1e-5", true, true},
 	{"shuffle-gaussian", "mechanism=shuffle-gaussian&n=10000&sigma=5&steps=100&delta=1e-8", false, false},
 	{"subsampled-shuffle-gaussian-zero-out", "mechanism=subsampled-shuffle-gaussian&n=60000&k=600&sigma=2&adjacency=zero-out&steps=50&delta=1e-5", true, false},
-	{"checkin-gaussian", "mechanism=checkin-gaussian&n=60000&rate=0.01&sigma=1&steps=50&delta=1e-5", false, false},
-	{"sampled-gaussian", "mechanism=sampled-gaussian&rate=0.1&sigma=2&steps=20&delta=1/60000", true, false},
+	{"checkin-gaussian", "mechanism=checkin-gaussian&n=60000&rate=0.01&sigma=1&steps=20&delta=1e-5", false, false},
+	{"sampled-gaussian", "mechanism=sampled-gaussian&rate=0.1&sigma=2&steps=8&delta=1/60000", true, false},
 }
 
 // calculatorScreenshotCase is the case whose page is saved (the window,
@@ -211,6 +211,38 @@ func TestCalculatorInBrowser(t *testing.T) {
 				tc.query, page.Best.Text, page.Best.Bound, len(page.Rows), len(page.Points), time.Since(start).Round(time.Millisecond))
 		})
 	}
+	t.Run("phone", func(t *testing.T) {
+		// Readable on a phone: at 390 CSS pixels (mobile emulation) the
+		// page, with a result of the widest mechanism, scrolls only
+		// vertically (the table of bounds scrolls inside its box) and its
+		// text is not shrunk.
+		page := loadPage(t, bctx, base+"?"+calculatorBrowserCases[1].query)
+		if page.Status != "done" {
+			t.Fatalf("page ended in state %q: %s", page.Status, page.Error)
+		}
+		if err := chromedp.Do(bctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile)); err != nil {
+			t.Fatal(err)
+		}
+		defer chromedp.Do(bctx, chromedp.EmulateReset())
+		const js = `JSON.stringify({page: document.documentElement.scrollWidth, view: window.innerWidth,
+		  font: parseFloat(getComputedStyle(document.body).fontSize),
+		  table: getComputedStyle(document.querySelector('.scroll')).overflowX})`
+		raw, err := chromedp.Run(bctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Page, View int
+			Font       float64
+			Table      string
+		}
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.View > 400 || m.Page > m.View || m.Font < 14 || m.Table != "auto" {
+			t.Errorf("at a phone's width: page %d px wide in a %d px viewport (want no wider), font %.0f px (want >= 14), table overflow %q (want auto)", m.Page, m.View, m.Font, m.Table)
+		}
+	})
 	t.Run("invalid-input", func(t *testing.T) {
 		q := "mechanism=shuffle&n=10000&eps0=1&steps=1&delta=2"
 		page := loadPage(t, bctx, base+"?"+q)
