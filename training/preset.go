@@ -125,3 +125,40 @@ func (p Preset) ApplyTo(fl PresetTarget) ([]string, error) {
 	}
 	return set, nil
 }
+
+// PresetHelp describes every preset as `shuffledp train --help` lists
+// them: its name, then its summary and the flags it sets, wrapped at 80
+// columns.
+func PresetHelp() string {
+	var b strings.Builder
+	for _, p := range Presets() {
+		fmt.Fprintf(&b, "  %s\n", p.Name)
+		writeWrapped(&b, strings.Fields(p.Summary), "      ", 80)
+		fl := []string{"sets:"}
+		for _, kv := range p.Flags {
+			fl = append(fl, "--"+kv.Name+" "+kv.Value) // a flag and its value on one line
+		}
+		writeWrapped(&b, fl, "      ", 80)
+	}
+	return b.String()
+}
+
+// writeWrapped writes the words as lines of at most width columns (a word
+// longer than that gets a line of its own; words are never split), each
+// starting with indent.
+func writeWrapped(b *strings.Builder, words []string, indent string, width int) {
+	line := indent
+	for _, w := range words {
+		if len(line) > len(indent) && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += w
+	}
+	if len(line) > len(indent) {
+		b.WriteString(line + "\n")
+	}
+}

@@ -114,3 +114,25 @@ func ExampleFindPreset() {
 	// --sample 2000
 	// --randomizer djw
 }
+
+// TestPresetHelpListsEveryFlag: PresetHelp names every preset and every
+// flag it sets with its value on one line, and no line passes 80 columns
+// unless it is one word.
+func TestPresetHelpListsEveryFlag(t *testing.T) {
+	h := PresetHelp()
+	for _, p := range Presets() {
+		if !strings.Contains(h, "  "+p.Name+"\n") {
+			t.Errorf("help lacks preset %s", p.Name)
+		}
+		for _, kv := range p.Flags {
+			if !strings.Contains(h, "--"+kv.Name+" "+kv.Value) {
+				t.Errorf("help lacks %s's --%s %s on one line", p.Name, kv.Name, kv.Value)
+			}
+		}
+	}
+	for _, l := range strings.Split(h, "\n") {
+		if len(l) > 80 && len(strings.Fields(l)) > 1 {
+			t.Errorf("line of %d columns: %q", len(l), l)
+		}
+	}
+}

@@ -34,7 +34,7 @@ func newTrainCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train with CLDP-SGD (NeurIPS'21 Algorithm 1) and account for its privacy",
-		Long:  longHelp("train") + trainPresetHelp(),
+		Long:  longHelp("train") + training.PresetHelp(),
 		Example: `  shuffledp data fetch mnist   # into ` + data.DefaultMNISTDir + `
   shuffledp train --dataset mnist --data-dir ` + data.DefaultMNISTDir + ` --model cnn --clients 60000 \
     --sample 10000 --randomizer rinf --clip 0.01 --eps0 1.5 --delta 1e-5 --epochs 200 \
