@@ -1,0 +1,80 @@
+"""The Go accountant, loaded with ctypes (the shared library built from
+cmd/libshuffledp at install time). Every computation goes through
+:func:`call`; nothing here computes a bound."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+from typing import Any, Optional
+
+LIBNAME = "libshuffledp.so"
+
+
+class ShuffleDPError(ValueError):
+    """An error of the Go accountant; ``str(err)`` is Go's message (the one
+    ``shuffledp account`` prints after ``shuffledp:``)."""
+
+
+_lib: Optional[ctypes.CDLL] = None
+_lock = threading.Lock()
+
+
+def _load() -> ctypes.CDLL:
+    global _lib
+    with _lock:
+        if _lib is None:
+            path = os.environ.get("SHUFFLEDP_LIBRARY") or os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBNAME)
+            if not os.path.exists(path):
+                raise ShuffleDPError(f"the accountant's shared library is missing at {path}: "
+                                     "install the package with pip (its build step runs go build)")
+            lib = ctypes.CDLL(path)
+            lib.shuffledp_call.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+            lib.shuffledp_call.restype = ctypes.c_void_p  # freed by shuffledp_free
+            lib.shuffledp_free.argtypes = [ctypes.c_void_p]
+            lib.shuffledp_free.restype = None
+            _lib = lib
+        return _lib
+
+
+def call(method: str, request: Any) -> Any:
+    """Call the Go accountant's method (account.Call) with request encoded
+    as JSON; return the decoded result or raise :class:`ShuffleDPError`
+    with Go's message."""
+    lib = _load()
+    body = request if isinstance(request, (bytes, str)) else json.dumps(request, allow_nan=False)
+    if isinstance(body, str):
+        body = body.encode()
+    ptr = lib.shuffledp_call(method.encode(), body)
+    if not ptr:
+        raise ShuffleDPError(f"internal error: {method} returned no response")
+    try:
+        raw = ctypes.string_at(ptr)
+    finally:
+        lib.shuffledp_free(ptr)
+    out = json.loads(raw)
+    if "error" in out:
+        raise ShuffleDPError(out["error"])
+    return out["result"]
+
+
+def call_raw(method: str, request: Any) -> str:
+    """Like :func:`call`, but return the JSON text of the result exactly as
+    Go wrote it (within the response envelope)."""
+    lib = _load()
+    body = request if isinstance(request, (bytes, str)) else json.dumps(request, allow_nan=False)
+    if isinstance(body, str):
+        body = body.encode()
+    ptr = lib.shuffledp_call(method.encode(), body)
+    try:
+        raw = ctypes.string_at(ptr).decode()
+    finally:
+        lib.shuffledp_free(ptr)
+    if raw.startswith('{"error":'):
+        raise ShuffleDPError(json.loads(raw)["error"])
+    prefix = '{"result":'
+    if not (raw.startswith(prefix) and raw.endswith("}")):
+        raise ShuffleDPError(f"internal error: unexpected response {raw[:80]!r}")
+    return raw[len(prefix):-1]

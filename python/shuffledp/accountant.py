@@ -1,0 +1,250 @@
+"""The accountant of composed events, in the shape of dp_accounting's
+accountants (``compose``, ``get_epsilon``, ``get_delta``), and the
+convenience calls mirroring ``shuffledp account`` and ``shuffledp
+calibrate``. Every number comes from the Go accountant."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from . import _lib
+from .events import Event
+
+Number = Union[int, float]
+
+
+@dataclass(frozen=True)
+class Statement:
+    """An (epsilon, delta) statement of a composition (Go's
+    account.Statement): ``bound`` asked for, ``winning_bound`` and
+    ``route`` of best, the RDP ``order`` and ``conversion``, ``kind``
+    ("upper": a guarantee; "rdp-lower": not one)."""
+
+    bound: str
+    epsilon: float
+    delta: float
+    kind: str
+    rounds: int
+    winning_bound: str = ""
+    route: str = ""
+    order: float = 0.0
+    conversion: str = ""
+    at_grid_edge: bool = False
+    adjacency: str = ""
+    assumption: str = ""
+    routes: List[Dict[str, Any]] = field(default_factory=list)
+
+    @staticmethod
+    def _from(d: Dict[str, Any]) -> "Statement":
+        return Statement(bound=d["bound"], epsilon=d["epsilon"], delta=d["delta"], kind=d["kind"], rounds=d["rounds"],
+                         winning_bound=d.get("winning_bound", ""), route=d.get("route", ""), order=d.get("order", 0.0),
+                         conversion=d.get("conversion", ""), at_grid_edge=d.get("at_grid_edge", False),
+                         adjacency=d.get("adjacency", ""), assumption=d.get("assumption", ""),
+                         routes=d.get("routes", []))
+
+
+@dataclass(frozen=True)
+class CertifiedInterval:
+    """The certified interval of a composition of eps0-LDP shuffle events
+    (Go's event.CertifiedInterval): the worst case's epsilon lies in
+    [lower, upper]; ``lower`` is the exact epsilon of ``witness``, a true
+    lower bound, ``upper`` best's guarantee (attained by ``upper_bound``)."""
+
+    lower: float
+    upper: float
+    delta: float
+    ratio: float
+    upper_bound: str
+    witness: str
+    rounds: int
+
+
+class Accountant:
+    """Composes privacy events and reports (epsilon, delta), like
+    dp_accounting's RdpAccountant/PLDAccountant:
+
+    >>> acct = Accountant()
+    >>> acct.compose(SubsampledShuffleEvent(n=60000, k=600, eps0=1), 100)
+    >>> acct.get_epsilon(1e-5)
+
+    ``bound`` is "best" (the minimum over every valid route: RDP, the
+    approximate-DP baselines, PLD), "pld", "rdp-best" or an RDP bound of
+    the events' mechanisms (``Event.bounds()``). ``orders`` is the RDP order
+    grid (None: the events' default grids)."""
+
+    def __init__(self, bound: str = "best", orders: Optional[Sequence[Number]] = None) -> None:
+        self.bound = bound
+        self.orders = list(orders) if orders is not None else None
+        self._events: List[Tuple[Event, int]] = []
+
+    def compose(self, event: Event, count: int = 1) -> "Accountant":
+        """Record event applied count times (validated by Go now, so that
+        a bad event fails here, naming the parameter). Returns self."""
+        if not isinstance(event, Event):
+            raise TypeError(f"compose takes an Event, got {type(event).__name__}")
+        if int(count) != count or count < 0:
+            raise _lib.ShuffleDPError(f"count must be an integer >= 0, got {count}")
+        event.validate()
+        if self._events and self._events[-1][0] == event:
+            self._events[-1] = (event, self._events[-1][1] + int(count))
+        else:
+            self._events.append((event, int(count)))
+        return self
+
+    @property
+    def events(self) -> List[Tuple[Event, int]]:
+        """The composed (event, count) pairs."""
+        return list(self._events)
+
+    def _request(self, **extra: Any) -> str:
+        body = ",".join(f'{{"event":{e.to_json()},"count":{c}}}' for e, c in self._events)
+        req: Dict[str, Any] = {"bound": self.bound, **extra}
+        if self.orders is not None:
+            req["orders"] = self.orders
+        return '{"events":[' + body + "]," + json.dumps(req, allow_nan=False)[1:]
+
+    def epsilon_statement(self, delta: float) -> Statement:
+        """The full statement at delta: epsilon, the winning bound and
+        route, the order (Go's account.EpsilonOf)."""
+        return Statement._from(_lib.call("epsilon", self._request(delta=delta)))
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """The smallest epsilon such that the composition is
+        (epsilon, target_delta)-DP under the accountant's bound."""
+        return self.epsilon_statement(target_delta).epsilon
+
+    def delta_statement(self, epsilon: float) -> Statement:
+        """The full statement at epsilon (Go's account.DeltaOf: the RDP
+        route of the bound; "best" means the RDP best curve)."""
+        return Statement._from(_lib.call("delta", self._request(epsilon=epsilon)))
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """The smallest delta over the order grid such that the
+        composition is (target_epsilon, delta)-DP by the RDP route."""
+        return self.delta_statement(target_epsilon).delta
+
+    def certified_interval(self, delta: float) -> CertifiedInterval:
+        """[lower, upper] at delta for compositions of eps0-LDP shuffle
+        events (an error for other mechanisms)."""
+        d = _lib.call("certified", self._request(delta=delta))
+        return CertifiedInterval(lower=d["lower"], upper=d["upper"], delta=d["delta"], ratio=d.get("ratio", float("inf")),
+                                 upper_bound=d.get("upper_bound", ""), witness=d.get("witness", ""), rounds=d["rounds"])
+
+
+@dataclass(frozen=True)
+class AccountResult:
+    """What ``shuffledp account --json`` prints, as an object: ``epsilon``,
+    ``delta``, ``bound`` (the main row's, best's when several),
+    ``winning_bound``, ``kind``, ``interval`` (certified bound), ``rows``
+    (every row with bound="all") and ``raw``, the whole JSON object."""
+
+    epsilon: float
+    delta: float
+    bound: str
+    winning_bound: str
+    kind: str
+    interval: Optional[Tuple[float, float]]
+    rows: List[Dict[str, Any]]
+    warnings: List[str]
+    raw: Dict[str, Any]
+    json: str
+
+    def row(self, bound: str) -> Dict[str, Any]:
+        """The row of one bound (with bound="all")."""
+        for r in self.rows or [self.raw]:
+            if r["bound"] == bound:
+                return r
+        raise KeyError(bound)
+
+
+_PARAMS = ("mechanism", "bound", "n", "k", "eps0", "sigma", "rate", "steps", "delta", "orders", "adjacency",
+           "client_sigma")
+
+
+def _params(kw: Dict[str, Any]) -> Dict[str, Any]:
+    out = {}
+    for k, v in kw.items():
+        if v is None:
+            continue
+        if k not in _PARAMS:
+            raise TypeError(f"unknown parameter {k!r}: the parameters are {', '.join(_PARAMS)}")
+        out[k.replace("_", "-")] = list(v) if isinstance(v, (tuple, range)) else v
+    return out
+
+
+def account(mechanism: Optional[str] = None, *, n: Optional[int] = None, k: Optional[int] = None,
+            eps0: Optional[float] = None, sigma: Optional[float] = None, rate: Optional[float] = None,
+            steps: Optional[int] = None, delta: Optional[Union[float, str]] = None, bound: Optional[str] = None,
+            orders: Optional[Union[str, Sequence[Number]]] = None, adjacency: Optional[str] = None,
+            client_sigma: Optional[float] = None) -> AccountResult:
+    """``shuffledp account --json`` with the same parameters (None: the
+    flag not given, its default used: subsampled-shuffle, n=10^6, k=1000,
+    eps0=2, steps=10^5, delta=1e-8, bound "best"). bound="all" gives every
+    applicable bound in ``rows``. delta may be a quotient string "1/60000";
+    orders a "lo:hi" string or a list. Raises :class:`ShuffleDPError` with
+    the command's message on invalid input."""
+    req = _params(dict(mechanism=mechanism, n=n, k=k, eps0=eps0, sigma=sigma, rate=rate, steps=steps, delta=delta,
+                       bound=bound, orders=orders, adjacency=adjacency, client_sigma=client_sigma))
+    text = _lib.call_raw("account", req)
+    d = json.loads(text)
+    return AccountResult(epsilon=d["epsilon"], delta=d["delta"], bound=d["bound"], winning_bound=d.get("winning_bound", ""),
+                         kind=d["kind"], interval=tuple(d["interval"]) if "interval" in d else None,
+                         rows=d.get("all", []), warnings=d.get("warnings", []), raw=d, json=text)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What ``shuffledp calibrate --json`` prints: ``value`` of the
+    parameter ``solve`` at which ``epsilon`` <= ``target_epsilon``,
+    ``bound``, ``next_epsilon`` (epsilon at value+1 for integers) and
+    ``raw``, the whole JSON object."""
+
+    solve: str
+    value: float
+    epsilon: float
+    target_epsilon: float
+    delta: float
+    bound: str
+    next_epsilon: Optional[float]
+    raw: Dict[str, Any]
+
+
+def calibrate(solve: str, epsilon: float, **params: Any) -> Calibration:
+    """``shuffledp calibrate --json --solve SOLVE --epsilon EPSILON`` with
+    the parameters of :func:`account` (mechanism, n, k, eps0, sigma, rate,
+    steps, delta, bound, orders, adjacency, client_sigma); the parameter
+    solved for must not be given. Solved by Go's package calibrate."""
+    req = _params(params)
+    req["solve"] = solve
+    req["epsilon"] = epsilon
+    d = _lib.call("calibrate", req)
+    return Calibration(solve=d["solve"], value=d["value"], epsilon=d["epsilon"], target_epsilon=d["target_epsilon"],
+                       delta=d["delta"], bound=d["bound"], next_epsilon=d.get("next_epsilon"), raw=d)
+
+
+def calibrate_sigma(epsilon: float, **params: Any) -> float:
+    """The smallest noise multiplier sigma meeting epsilon (Gaussian
+    mechanisms), rounded up on the safe side."""
+    return calibrate("sigma", epsilon, **params).value
+
+
+def calibrate_steps(epsilon: float, **params: Any) -> int:
+    """The largest number of rounds whose epsilon stays <= epsilon."""
+    return int(calibrate("steps", epsilon, **params).value)
+
+
+def calibrate_eps0(epsilon: float, **params: Any) -> float:
+    """The largest local eps0 meeting epsilon (LDP mechanisms)."""
+    return calibrate("eps0", epsilon, **params).value
+
+
+def calibrate_k(epsilon: float, **params: Any) -> int:
+    """The largest number of clients per round meeting epsilon."""
+    return int(calibrate("k", epsilon, **params).value)
+
+
+def mechanisms() -> List[str]:
+    """The mechanism names (Go's event.Mechanisms)."""
+    return _lib.call("mechanisms", "{}")
