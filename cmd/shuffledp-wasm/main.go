@@ -64,7 +64,11 @@ func curveSteps(query string) string {
 	if err != nil {
 		return reply(nil, err)
 	}
-	return reply(calculator.CurveSteps(steps, calculator.CurvePoints), nil)
+	ts := calculator.CurveSteps(steps, calculator.CurvePoints)
+	if ts == nil {
+		ts = []int64{} // JSON [], not null
+	}
+	return reply(ts, nil)
 }
 
 func main() { serve() }

@@ -210,7 +210,8 @@ function renderResult(r) {
   const best = r.best;
   $('best-epsilon').textContent = best.text;
   $('best-epsilon').dataset.value = String(best.epsilon);
-  $('best-delta').textContent = String(best.delta);
+  // delta as entered (a quotient such as 1/60000 stays one).
+  $('best-delta').textContent = new URLSearchParams(r.query).get('delta') || String(best.delta);
   $('best-bound').textContent = best.winning_bound || best.bound;
   const iv = r.interval;
   $('interval').hidden = !iv;
@@ -251,6 +252,7 @@ function renderResult(r) {
   $('command').textContent = r.command;
   $('json').textContent = JSON.stringify(r.account, null, 2);
   $('curve').replaceChildren();
+  if (best.note) $('curve').textContent = best.note; // "no rounds: nothing spent"
 }
 
 // niceTicks returns about n round values covering [0, max].

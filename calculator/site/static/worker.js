@@ -41,10 +41,11 @@ self.onmessage = async (ev) => {
     postMessage({ type: 'curve-done', id, error: steps.error });
     return;
   }
-  postMessage({ type: 'curve-steps', id, steps: steps.result });
+  const ts = steps.result || []; // none for zero rounds
+  postMessage({ type: 'curve-steps', id, steps: ts });
   const best = answer.result.best;
-  const last = steps.result[steps.result.length - 1];
-  for (const t of steps.result) {
+  const last = ts[ts.length - 1];
+  for (const t of ts) {
     // The last point is the result's best (the same call at the same rounds).
     const p = t === last
       ? { result: { steps: t, epsilon: best.epsilon, text: best.text, bound: best.winning_bound || best.bound } }
