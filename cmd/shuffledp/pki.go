@@ -79,7 +79,7 @@ clients per file: enrol a larger population in several files.`, pki.MaxEnrol),
 			if edir == "" || out == "" {
 				return errors.New("dir and out are required")
 			}
-			lo, hi, err := parseRange("clients", clients)
+			lo, hi, err := pki.ParseRange("clients", clients)
 			if err != nil {
 				return err
 			}
