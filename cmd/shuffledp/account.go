@@ -18,17 +18,13 @@ import (
 )
 
 // The account command's types and computation are package account's;
-// these names are kept for calibrate.go.
+// these short names are calibrate.go's and the tests'.
 type (
 	accountRequest = account.Request
 	accountRow     = account.Row
 )
 
 const boundBestNoPLD = account.BoundBestNoPLD
-
-func accountRows(req accountRequest) ([]accountRow, []string, error) { return account.Rows(req) }
-func validateAccountRequest(req accountRequest) error                { return req.Validate() }
-func checkRow(r accountRow) error                                    { return account.CheckRow(r) }
 
 func init() {
 	rootCmd.AddCommand(newAccountCmd())
