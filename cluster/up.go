@@ -12,6 +12,8 @@
 //	DIR/metrics.jsonl               the server's metrics, as train writes them
 //	DIR/server.http-addr,           the dashboards' addresses (Config.Dashboard)
 //	DIR/shuffler.http-addr
+//	DIR/shuffler-I/                 with Config.Shards: shuffler I's state
+//	                                (its ledger rows are in Config.Ledger)
 //	DIR/pki/                        pki init's directory: operator/ (CA key,
 //	                                client secret), server/, shuffler/ and
 //	                                client/ bundles (each child is given its
@@ -37,6 +39,7 @@ import (
 	"time"
 
 	"github.com/shuffledp/shuffledp/pki"
+	"github.com/shuffledp/shuffledp/shard"
 )
 
 // Config configures Up.
@@ -95,6 +98,15 @@ type Config struct {
 	Stderr io.Writer
 	// Env is added to the children's environment.
 	Env []string
+	// Shards, if > 1, runs that many shuffler shards (docs/shards.md): the
+	// server with --shards, shuffler I with --shard I --shards S, its
+	// state in DIR/shuffler-I/ and its ledger rows in the PostgreSQL
+	// database Ledger that the shards share, and the client processes of
+	// each shard reporting to its shuffler (ClientProcesses per shard,
+	// rounded down, at least one). Metrics, Dashboard and MinConnected
+	// are not offered with shards.
+	Shards int
+	Ledger string
 }
 
 // ErrInterrupted is returned when ctx was cancelled: every child was
@@ -128,6 +140,14 @@ func Up(ctx context.Context, cfg Config) error {
 	}
 	if cfg.ClientProcesses > cfg.Clients {
 		cfg.ClientProcesses = cfg.Clients
+	}
+	if cfg.Shards > 1 {
+		switch {
+		case !strings.HasPrefix(strings.ToLower(cfg.Ledger), "postgres"):
+			return errors.New("up: --shards needs --ledger postgres://...: the shards share one PostgreSQL ledger")
+		case cfg.Metrics || cfg.Dashboard || cfg.MinConnected > 0:
+			return errors.New("up: --prometheus, --dashboard and --min-connected are not offered with --shards (start the roles by hand: docs/shards.md)")
+		}
 	}
 	abs, err := filepath.Abs(cfg.State)
 	if err != nil {
@@ -167,6 +187,9 @@ func Up(ctx context.Context, cfg Config) error {
 	if cfg.Dashboard {
 		srvArgs = append(srvArgs, "--http=127.0.0.1:0", "--http-addr-file="+srvHTTPFile)
 	}
+	if cfg.Shards > 1 {
+		srvArgs = append(srvArgs, fmt.Sprintf("--shards=%d", cfg.Shards))
+	}
 	srv, err := g.start(cfg.Exe, "server", srvArgs)
 	if err != nil {
 		return err
@@ -200,6 +223,9 @@ func Up(ctx context.Context, cfg Config) error {
 	}
 	if cfg.MinConnected > 0 {
 		shArgs = append(shArgs, fmt.Sprintf("--min-connected=%d", cfg.MinConnected))
+	}
+	if cfg.Shards > 1 {
+		return upShards(ctx, g, cfg, abs, pkiDir, enr, srv, srvAddr, shArgs)
 	}
 	shuf, err := g.start(cfg.Exe, "shuffler", shArgs)
 	if err != nil {
@@ -245,64 +271,114 @@ func Up(ctx context.Context, cfg Config) error {
 	var clients []*child
 	for p := range cfg.ClientProcesses {
 		lo, hi := int64(p*cfg.Clients/cfg.ClientProcesses), int64((p+1)*cfg.Clients/cfg.ClientProcesses)
-		credFile := filepath.Join(pkiDir, pki.RoleClient, fmt.Sprintf("clients-%d-%d.json", lo, hi))
-		if _, err := os.Stat(credFile); errors.Is(err, os.ErrNotExist) {
-			c, err := enr.Enrol(lo, hi)
-			if err != nil {
-				return g.fail(err)
-			}
-			if err := pki.WriteCredentials(credFile, c); err != nil {
-				return g.fail(err)
-			}
-		}
-		args := []string{"client", "--shuffler=" + shufAddr, "--server=" + srvAddr, fmt.Sprintf("--clients=%d:%d", lo, hi),
-			"--pki=" + filepath.Join(pkiDir, pki.RoleClient), "--credentials=" + credFile, fmt.Sprintf("--workers=%d", cfg.Workers)}
-		if cfg.DataDir != "" {
-			args = append(args, "--data-dir="+cfg.DataDir)
-		}
-		if cfg.Dropout > 0 {
-			args = append(args, "--dropout="+strconv.FormatFloat(cfg.Dropout, 'g', -1, 64))
-		}
-		if cfg.Metrics {
-			args = append(args, "--metrics-listen=127.0.0.1:0", "--metrics-addr-file="+filepath.Join(abs, fmt.Sprintf("client-%d-%d.metrics-addr", lo, hi)))
-		}
-		c, err := g.start(cfg.Exe, fmt.Sprintf("client %d:%d", lo, hi), args)
+		c, err := startClient(g, cfg, abs, pkiDir, enr, lo, hi, shufAddr, srvAddr)
 		if err != nil {
 			return g.fail(err)
 		}
 		clients = append(clients, c)
 	}
+	return runGroup(ctx, g, srv, clients, []*child{shuf})
+}
 
-	// Run until the server exits (the run is over, or it failed), a child
-	// fails, or ctx is cancelled.
+// startClient enrols clients lo..hi-1 (once: their credentials file is
+// kept in DIR/pki/client) and starts their client process, reporting to
+// the shuffler at shufAddr.
+func startClient(g *group, cfg Config, abs, pkiDir string, enr *pki.Enroller, lo, hi int64, shufAddr, srvAddr string) (*child, error) {
+	credFile := filepath.Join(pkiDir, pki.RoleClient, fmt.Sprintf("clients-%d-%d.json", lo, hi))
+	if _, err := os.Stat(credFile); errors.Is(err, os.ErrNotExist) {
+		c, err := enr.Enrol(lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		if err := pki.WriteCredentials(credFile, c); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{"client", "--shuffler=" + shufAddr, "--server=" + srvAddr, fmt.Sprintf("--clients=%d:%d", lo, hi),
+		"--pki=" + filepath.Join(pkiDir, pki.RoleClient), "--credentials=" + credFile, fmt.Sprintf("--workers=%d", cfg.Workers)}
+	if cfg.DataDir != "" {
+		args = append(args, "--data-dir="+cfg.DataDir)
+	}
+	if cfg.Dropout > 0 {
+		args = append(args, "--dropout="+strconv.FormatFloat(cfg.Dropout, 'g', -1, 64))
+	}
+	if cfg.Metrics {
+		args = append(args, "--metrics-listen=127.0.0.1:0", "--metrics-addr-file="+filepath.Join(abs, fmt.Sprintf("client-%d-%d.metrics-addr", lo, hi)))
+	}
+	return g.start(cfg.Exe, fmt.Sprintf("client %d:%d", lo, hi), args)
+}
+
+// runGroup runs until the server exits (the run is over, or it failed), a
+// child fails, or ctx is cancelled, and stops the others in order:
+// clients, shufflers, server.
+func runGroup(ctx context.Context, g *group, srv *child, clients, shufs []*child) error {
 	for {
 		select {
 		case c := <-g.exited:
 			if c == srv {
 				if c.err != nil {
-					g.stop(append(clients, shuf)...)
+					g.stop(append(clients, shufs...)...)
 					return fmt.Errorf("server: %w", c.err)
 				}
-				// The run is over: the shuffler and the clients finish by
+				// The run is over: the shufflers and the clients finish by
 				// themselves once told; give them a grace period.
-				if g.waitOrStop(ctx, finishGrace, append(clients, shuf)...) != nil {
+				if g.waitOrStop(ctx, finishGrace, append(clients, shufs...)...) != nil {
 					return ErrInterrupted
 				}
 				return nil
 			}
 			if c.err != nil {
 				g.stop(clients...)
-				g.stop(shuf)
+				g.stop(shufs...)
 				g.stop(srv)
 				return fmt.Errorf("%s: %w", c.name, c.err)
 			}
 		case <-ctx.Done():
 			g.stop(clients...)
-			g.stop(shuf)
+			g.stop(shufs...)
 			g.stop(srv)
 			return ErrInterrupted
 		}
 	}
+}
+
+// upShards starts the shufflers of a sharded run (one per shard, each its
+// own state directory DIR/shuffler-I and the shared PostgreSQL ledger)
+// and the client processes of each shard, then runs them with the server.
+func upShards(ctx context.Context, g *group, cfg Config, abs, pkiDir string, enr *pki.Enroller, srv *child, srvAddr string, shArgs []string) error {
+	var base []string
+	for _, a := range shArgs {
+		if !strings.HasPrefix(a, "--listen=") && !strings.HasPrefix(a, "--addr-file=") && !strings.HasPrefix(a, "--state=") {
+			base = append(base, a)
+		}
+	}
+	perShard := max(1, cfg.ClientProcesses/cfg.Shards)
+	var shufs, clients []*child
+	for i := range cfg.Shards {
+		addrFile := filepath.Join(abs, fmt.Sprintf("shuffler-%d.addr", i))
+		os.Remove(addrFile)
+		args := append([]string{base[0], "--listen=127.0.0.1:0", "--addr-file=" + addrFile, "--state=" + filepath.Join(abs, fmt.Sprintf("shuffler-%d", i)),
+			"--ledger=" + cfg.Ledger, fmt.Sprintf("--shard=%d", i), fmt.Sprintf("--shards=%d", cfg.Shards)}, base[1:]...)
+		sh, err := g.start(cfg.Exe, fmt.Sprintf("shuffler %d", i), args)
+		if err != nil {
+			return g.fail(err)
+		}
+		shufs = append(shufs, sh)
+		addr, err := g.waitAddr(ctx, addrFile, sh)
+		if err != nil {
+			return g.fail(err)
+		}
+		lo, hi := shard.ClientRange(int64(cfg.Clients), cfg.Shards, i)
+		for p := range int64(perShard) {
+			n := hi - lo
+			c, err := startClient(g, cfg, abs, pkiDir, enr, lo+p*n/int64(perShard), lo+(p+1)*n/int64(perShard), addr, srvAddr)
+			if err != nil {
+				return g.fail(err)
+			}
+			clients = append(clients, c)
+		}
+	}
+	return runGroup(ctx, g, srv, clients, shufs)
 }
 
 // child is one started process.

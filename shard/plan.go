@@ -72,10 +72,8 @@ func Split(run string, n, k int64, shards int, minBatch ...int64) (Plan, error) 
 	S := int64(shards)
 	lo := int64(0)
 	for i := range p.Parts {
-		ns := n / S
-		if int64(i) < n%S {
-			ns++
-		}
+		_, hi := ClientRange(n, shards, i)
+		ns := hi - lo
 		ks := k / S
 		if int64(i) < k%S {
 			ks++
@@ -88,6 +86,22 @@ func Split(run string, n, k int64, shards int, minBatch ...int64) (Plan, error) 
 		lo += ns
 	}
 	return p, nil
+}
+
+// ClientRange returns the clients lo..hi-1 of shard i of n clients in
+// shards shards (Split's assignment, which depends on n and shards only):
+// the first n mod shards shards hold ceil(n/shards) clients, the others
+// floor(n/shards).
+func ClientRange(n int64, shards, i int) (lo, hi int64) {
+	S, I := int64(shards), int64(i)
+	size := func(j int64) int64 {
+		if j < n%S {
+			return n/S + 1
+		}
+		return n / S
+	}
+	lo = I*(n/S) + min(I, n%S)
+	return lo, lo + size(I)
 }
 
 // Of returns the shard of client (a global client id, 0 <= client < n).

@@ -215,3 +215,56 @@ func serverRunID(t *testing.T, out string) string {
 	f := strings.Fields(out[i+len("server: run "):])
 	return f[0]
 }
+
+// TestUpShards: `up --shards 3 --ledger URL` runs the sharded deployment
+// (server, three shufflers on one PostgreSQL ledger, a client process per
+// shard) to its end, and `ledger shards` reports each shard's 8 rounds at
+// the account of its own (n_s, k_s) = (8, 2), the maximum being the run's.
+func TestUpShards(t *testing.T) {
+	pg, err := pgtest.Start(pgtest.Options{})
+	if errors.Is(err, pgtest.ErrNotInstalled) && !pgtest.Required() {
+		t.Skipf("PostgreSQL is not installed (%v); set %s=1 to make that a failure", err, pgtest.RequireEnv)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Stop()
+	db, err := pg.CreateDatabase(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, dir := pg.URL(db), t.TempDir()
+	if _, err := runCmd(t, newUpCmd, append([]string{"--state", filepath.Join(dir, "refused"), "--shards", "3"}, shardRun...)...); err == nil || !strings.Contains(err.Error(), "--ledger postgres://") {
+		t.Fatalf("up --shards without a PostgreSQL ledger: %v", err)
+	}
+	up := startNetProc(t, "up", nil, append(append([]string{"up", "--state", filepath.Join(dir, "up"), "--shards", "3", "--ledger", url,
+		"--client-processes", "3", "--release-when-complete", "--round-timeout", "20s"}, shardRun...), "--epochs", "2")...)
+	select {
+	case <-up.done:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("up did not finish\n%s", up.out)
+	}
+	if up.err != nil || !strings.Contains(up.out.String(), "stopped (epochs) after round 8") {
+		t.Fatalf("up: %v\n%s", up.err, up.out)
+	}
+	out, err := runCmd(t, newLedgerCmd, "shards", "--ledger", url, "--json")
+	if err != nil {
+		t.Fatalf("ledger shards: %v\n%s", err, out)
+	}
+	var r shard.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	want, err := event.Epsilon([]event.Composed{{Event: event.Round{Randomizer: "rinf", N: 8, Reports: 2, Eps0: 1}.Event(), Count: 8}}, "", 1e-5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Shards) != 3 || r.Epsilon != want.Epsilon {
+		t.Fatalf("ledger shards: %+v, want 3 shards, run epsilon %v", r, want.Epsilon)
+	}
+	for i, s := range r.Shards {
+		if s.Rounds != 8 || s.Epsilon != want.Epsilon {
+			t.Errorf("shard %d: %d rounds, epsilon %v; want 8, %v", i, s.Rounds, s.Epsilon, want.Epsilon)
+		}
+	}
+}

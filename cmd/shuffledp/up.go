@@ -34,6 +34,8 @@ func newUpCmd() *cobra.Command {
 	cmd.Flags().IntVar(&u.minConnected, "min-connected", 0, "registered clients the shuffler waits for before the first round (0: all)")
 	cmd.Flags().Float64Var(&u.dropout, "dropout", 0, "SIMULATION: each sampled client ignores a round with this probability (unreliable devices); its slot gets a dummy at the deadline")
 	cmd.Flags().BoolVar(&u.dashboard, "dashboard", false, "serve the server's and the shuffler's live pages on loopback ports (addresses printed and written to DIR/server.http-addr, DIR/shuffler.http-addr; see --http of server and shuffler)")
+	cmd.Flags().IntVar(&u.shards, "shards", 1, "shuffler shards (docs/shards.md): S shufflers, each with its clients, sharing the PostgreSQL --ledger; S must divide --clients and --sample")
+	cmd.Flags().StringVar(&u.ledger, "ledger", "", "the shards' shared ledger `URL` (postgres://...), with --shards")
 	cmd.Flags().BoolVar(&u.prometheus, "prometheus", false, "serve the server's and the shuffler's Prometheus metrics on loopback ports (addresses printed; see --metrics-listen of server and shuffler)")
 	return cmd
 }
@@ -59,6 +61,8 @@ type upFlags struct {
 	whenComplete bool
 	minConnected int
 	dropout      float64
+	shards       int
+	ledger       string
 }
 
 // runUp starts the server, the shuffler and the client processes and waits
@@ -85,7 +89,7 @@ func runUp(cmd *cobra.Command, u *upFlags) error {
 	var args []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
 		switch fl.Name {
-		case "state", "client-processes", "round-timeout", "prometheus", "dashboard", "release-when-complete", "min-connected", "dropout":
+		case "state", "client-processes", "round-timeout", "prometheus", "dashboard", "release-when-complete", "min-connected", "dropout", "shards", "ledger":
 			return
 		}
 		args = append(args, "--"+fl.Name+"="+fl.Value.String())
@@ -107,13 +111,17 @@ func runUp(cmd *cobra.Command, u *upFlags) error {
 	err = cluster.Up(ctx, cluster.Config{Exe: exe, State: f.state, TrainArgs: args, Clients: f.Clients, DataDir: f.DataDir,
 		ClientProcesses: u.procs, Workers: workers, RoundTimeout: u.roundTimeout, Stderr: cmd.ErrOrStderr(),
 		Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Adjacency: upShufflerAdjacency(tc), Metrics: u.prometheus, Dashboard: u.dashboard,
-		ReleaseWhenComplete: u.whenComplete, MinConnected: u.minConnected, Dropout: u.dropout})
+		ReleaseWhenComplete: u.whenComplete, MinConnected: u.minConnected, Dropout: u.dropout, Shards: u.shards, Ledger: u.ledger})
 	if errors.Is(err, cluster.ErrInterrupted) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "up: stopped; state saved in %s; run the same command again to resume\n", f.state)
 		return errInterrupted
 	}
 	if err != nil {
 		return err
+	}
+	if u.shards > 1 {
+		fmt.Fprintf(cmd.OutOrStdout(), "up: run finished; metrics in %s/metrics.jsonl, ledger: shuffledp ledger shards --ledger URL\n", f.state)
+		return nil
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "up: run finished; metrics in %s/metrics.jsonl, ledger: shuffledp ledger show --state %s\n", f.state, f.state)
 	return nil
