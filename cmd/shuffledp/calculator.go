@@ -27,6 +27,9 @@ func newCalculatorCmd() *cobra.Command {
 			}
 			ctx, stop := signalContext(commandContext(cmd))
 			defer stop()
+			if wasm == "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "building the WebAssembly module (GOOS=js GOARCH=wasm go build ./cmd/shuffledp-wasm)...")
+			}
 			s, err := site.Build(ctx, opts, wasm)
 			if err != nil {
 				return err

@@ -128,7 +128,7 @@ func startCalculator(t *testing.T, ctx context.Context) string {
 	pr, pw := io.Pipe()
 	cmd := newCalculatorCmd()
 	cmd.SetOut(pw)
-	cmd.SetErr(pw)
+	cmd.SetErr(io.Discard)
 	cmd.SetArgs([]string{"--listen", "127.0.0.1:0", "--wasm", wasm})
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx); pw.Close() }()
