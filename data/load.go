@@ -23,6 +23,10 @@ type Spec struct {
 	// Seed generates the synthetic data (the training set from Seed, the
 	// test set from Seed+1).
 	Seed uint64
+	// Transform, when not nil, maps the training and the test set (each
+	// example on its own: a fixed feature extractor) before the
+	// validation hold-out and the test cut.
+	Transform func(*Dataset) (*Dataset, error)
 }
 
 // Load returns the training and evaluation sets of s. Errors name the flag
@@ -41,6 +45,14 @@ func Load(s Spec) (train, test *Dataset, err error) {
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.Transform != nil {
+		if train, err = s.Transform(train); err != nil {
+			return nil, nil, fmt.Errorf("features: %w", err)
+		}
+		if test, err = s.Transform(test); err != nil {
+			return nil, nil, fmt.Errorf("features: %w", err)
+		}
 	}
 	if s.Validation > 0 {
 		if train, test, err = train.HoldOut(s.Validation, DefaultHoldOutSeed); err != nil {

@@ -30,6 +30,8 @@ func CheckServerOptions(state, pkiDir string, o training.Options) error {
 		return errors.New("validation: a networked server holds no training data to hold out")
 	case o.CryptoNoise:
 		return errors.New("crypto-noise: clients of a networked run always draw their noise from crypto/rand")
+	case o.Features != "none" && o.Features != "":
+		return errors.New("features: networked clients compute gradients on raw pixels; --features is for train")
 	}
 	return nil
 }

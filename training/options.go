@@ -2,11 +2,14 @@ package training
 
 import (
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/features"
 	"github.com/shuffledp/shuffledp/server"
 )
 
@@ -33,6 +36,7 @@ type Options struct {
 	Momentum, AdamEps       float64 // --momentum, --adam-eps
 	EMA, LRWarmup           float64 // --ema, --lr-warmup
 	LRDecay                 string  // --lr-decay
+	Features                string  // --features: none or a features.Parse spec
 	Gaussian                GaussianOptions
 }
 
@@ -67,6 +71,11 @@ func (o Options) Config(given func(flag string) bool, command []string) (Config,
 	}
 	if o.Validation > 0 {
 		cfg.EvalSet = "validation"
+	}
+	if o.Features != "" && o.Features != "none" {
+		if _, err := features.Parse(o.Features, 28, 28); err != nil {
+			return Config{}, err
+		}
 	}
 	if err := cfg.ApplyGaussian(o.Gaussian, given); err != nil {
 		return Config{}, err
@@ -106,8 +115,32 @@ func (o Options) ServerOptimizer(given func(flag string) bool) (server.Optimizer
 
 // DataSpec is the data set o names (data.Load): the first Clients training
 // examples, a validation hold-out, the test set cut to TestSize.
+//
+// With --features, every example (training, validation and test) is mapped
+// through the fixed extractor on its own before the split (what each client
+// computes on its example; package features explains why this costs no
+// privacy), cached in DATA-DIR/features keyed by the SHA-256 of the data and
+// of every parameter of the extractor.
 func (o Options) DataSpec() data.Spec {
-	return data.Spec{Name: o.Dataset, Dir: o.DataDir, Clients: o.Clients, Validation: o.Validation, TestSize: o.TestSize, Seed: o.Seed}
+	s := data.Spec{Name: o.Dataset, Dir: o.DataDir, Clients: o.Clients, Validation: o.Validation, TestSize: o.TestSize, Seed: o.Seed}
+	if o.Features != "" && o.Features != "none" {
+		s.Transform = func(ds *data.Dataset) (*data.Dataset, error) {
+			x, err := features.Parse(o.Features, ds.Rows, ds.Cols)
+			if err != nil {
+				return nil, err
+			}
+			dir := ""
+			if o.DataDir != "" {
+				dir = filepath.Join(o.DataDir, "features")
+			}
+			workers := o.Workers
+			if workers <= 0 {
+				workers = runtime.GOMAXPROCS(0)
+			}
+			return x.Cached(ds, dir, workers)
+		}
+	}
+	return s
 }
 
 // ResumableFlags are the flags that may change when a run resumes from its
@@ -120,7 +153,7 @@ var ResumableFlags = []string{"workers", "no-progress", "eval-every", "epochs", 
 // started by an earlier build (which has none of them) resumes under the
 // defaults, which reproduce it bit for bit.
 var LaterFlags = map[string]bool{"optimizer": true, "momentum": true, "adam-betas": true, "adam-eps": true,
-	"ema": true, "lr-warmup": true, "lr-decay": true,
+	"ema": true, "lr-warmup": true, "lr-decay": true, "features": true,
 	"sigma": true, "client-sigma": true, "participation": true, "rate": true, "noise-sum": true,
 	"shards": true}
 

@@ -91,6 +91,7 @@ func addTrainFlags(fl *pflag.FlagSet, f *trainFlags) {
 	fl.Float64Var(&f.EMA, "ema", 0, "`DECAY` in [0, 1) of an exponential moving average of the parameters (debiased), evaluated beside them (test_accuracy_ema); 0 = off")
 	fl.Float64Var(&f.LRWarmup, "lr-warmup", 0, "linear learning-rate warm-up over the first this many `EPOCHS` (fractions allowed; 0 = none)")
 	fl.StringVar(&f.LRDecay, "lr-decay", training.DecayNone, "learning-rate decay on top of --lr: none, cosine:END[:MIN] (to MIN times the rate at epoch END) or step:EVERY:GAMMA (times GAMMA every EVERY epochs)")
+	fl.StringVar(&f.Features, "features", "none", "fixed per-example feature extractor applied on each client before its gradient (no privacy cost; cached in DATA-DIR/features): none, scatter (ScatterNet J=2 L=8, 2x2 pooling, group norm over 3 channels: 324 features) or scatter:j=J,l=L,pool=P,norm=none|unit|group,groups=G; use with --model logreg or mlp")
 	fl.StringVar(&f.preset, "preset", "", "set the paper's stated setting (see Presets above): neurips21-fig3 or neurips21-fig6; flags given explicitly win")
 }
 
