@@ -180,3 +180,21 @@ func TestGradientCoordinateCertificate(t *testing.T) {
 		}
 	}
 }
+
+// TestLogRegGradientCoordinate: every coordinate of logistic regression
+// (weights and biases), at perturbed parameters and on an all-zero input,
+// equals Gradient's bit for bit, and a NaN input is not certified.
+func TestLogRegGradientCoordinate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	m, err := NewLogReg(37, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perturbParams(rng, m.Params(), 0.3)
+	checkCoordinates(t, m, coordTestImages(rng, 6, 37, 1), rng, func(int) bool { return true })
+	x := make([]float64, 37)
+	x[3] = math.NaN()
+	if _, _, certified := m.NewWorker().(CoordinateWorker).GradientCoordinate(x, 1, 0); certified {
+		t.Error("a NaN input was certified finite")
+	}
+}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 )
 
@@ -80,4 +81,34 @@ func (w *logRegWorker) Gradient(x []float64, label int, grad []float64) float64 
 	}
 	copy(grad[k*d:], w.logits)
 	return loss
+}
+
+// GradientCoordinate implements CoordinateWorker: coordinate j of the
+// gradient Gradient writes, bit for bit, from the logits alone (no gradient
+// vector is written): g_j = (softmax(z) - e_label)_c x_i for j = c*d + i,
+// and the c-th entry of softmax(z) - e_label for the bias j = classes*d + c.
+// It certifies finiteness when the loss, every dL/dlogit and every input
+// entry is finite: each coordinate is then a product of two finite numbers
+// of which one lies in [-1, 1].
+func (w *logRegWorker) GradientCoordinate(x []float64, label, j int) (gj, loss float64, certified bool) {
+	d, k := w.m.inputDim, w.m.classes
+	w.Logits(x, w.logits)
+	loss = softmaxCrossEntropy(w.logits, label, w.logits)
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return 0, loss, false
+	}
+	for _, v := range w.logits {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, loss, false
+		}
+	}
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, loss, false
+		}
+	}
+	if j >= k*d {
+		return w.logits[j-k*d], loss, true
+	}
+	return w.logits[j/d] * x[j%d], loss, true
 }
