@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 type trainPlotFlags struct {
 	files, labels, refs []string
 	out, title, xaxis   string
+	frontier            string
 	xmax                float64
 	ema                 bool
 	approxDP            int // train_gaussian.go
@@ -42,6 +44,7 @@ func newTrainPlotCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.xaxis, "x", figures.AxisEpsilon, "x axis: epsilon (the run's best bound) or epsilon_neurips21 (NeurIPS'21 Thm 1 alone, the paper's accounting)")
 	cmd.Flags().IntVar(&f.approxDP, "approx-dp", 0, "for check-in Gaussian runs, also draw the accuracy against the approximate-DP route's epsilon of the same rounds (analytic Gaussian LDP, FMT20 clones, check-in amplification, KOV15) under the run's adjacency (sensitivity 2C for replace-one, C for zero-out and for metrics without an adjacency; a zero-out run also under 2C, the paper's Sec. 5.1 convention) at this many evenly spaced evaluations (0 = off)")
 	cmd.Flags().BoolVar(&f.ema, "ema", false, "also draw the accuracy of the averaged parameters (test_accuracy_ema), dashed")
+	cmd.Flags().StringVar(&f.frontier, "frontier", "", "instead of --metrics: draw the frontier table `TSV` (figures.ReadFrontier: kind, label, epsilon, accuracy, std) on a log epsilon axis")
 	cmd.Flags().StringArrayVar(&f.refs, "reference", nil, "overlay a paper's stated accuracies with their std (repeatable): "+strings.Join(figures.ReferenceNames(), ", "))
 	return cmd
 }
@@ -49,6 +52,9 @@ func newTrainPlotCmd() *cobra.Command {
 // runTrainPlot checks the flags before reading anything, reads every
 // metrics file (figures.MetricsPlot) and draws the plot.
 func runTrainPlot(cmd *cobra.Command, f *trainPlotFlags) error {
+	if f.frontier != "" {
+		return runFrontierPlot(cmd, f)
+	}
 	if len(f.files) == 0 {
 		return errors.New("metrics: give at least one --metrics file")
 	}
@@ -68,6 +74,35 @@ func runTrainPlot(cmd *cobra.Command, f *trainPlotFlags) error {
 		return err
 	}
 	if err := p.Save(6*vg.Inch, 4*vg.Inch, f.out); err != nil {
+		return fmt.Errorf("out: %w", err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", f.out)
+	return nil
+}
+
+// runFrontierPlot draws train plot --frontier.
+func runFrontierPlot(cmd *cobra.Command, f *trainPlotFlags) error {
+	if len(f.files) > 0 || f.out == "" {
+		return errors.New("frontier: give --out and no --metrics")
+	}
+	if err := statedir.CheckOutputFile("out", f.out); err != nil {
+		return err
+	}
+	in, err := os.Open(f.frontier)
+	if err != nil {
+		return fmt.Errorf("frontier: %w", err)
+	}
+	defer in.Close()
+	fr, err := figures.ReadFrontier(in)
+	if err != nil {
+		return err
+	}
+	fr.Title = f.title
+	p, err := fr.Plot()
+	if err != nil {
+		return err
+	}
+	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, f.out); err != nil {
 		return fmt.Errorf("out: %w", err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", f.out)
