@@ -23,9 +23,10 @@ type Spec struct {
 	// Seed generates the synthetic data (the training set from Seed, the
 	// test set from Seed+1).
 	Seed uint64
-	// Transform, when not nil, maps the training and the test set (each
-	// example on its own: a fixed feature extractor) before the
-	// validation hold-out and the test cut.
+	// Transform, when not nil, maps the training set before the
+	// validation hold-out and the test set after the test cut (each
+	// example on its own: a fixed feature extractor, so where the split
+	// and the cut happen does not change any example's features).
 	Transform func(*Dataset) (*Dataset, error)
 }
 
@@ -46,13 +47,18 @@ func Load(s Spec) (train, test *Dataset, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.Transform != nil {
-		if train, err = s.Transform(train); err != nil {
-			return nil, nil, fmt.Errorf("features: %w", err)
+	transform := func(d *Dataset) (*Dataset, error) {
+		if s.Transform == nil {
+			return d, nil
 		}
-		if test, err = s.Transform(test); err != nil {
-			return nil, nil, fmt.Errorf("features: %w", err)
+		out, err := s.Transform(d)
+		if err != nil {
+			return nil, fmt.Errorf("features: %w", err)
 		}
+		return out, nil
+	}
+	if train, err = transform(train); err != nil {
+		return nil, nil, err
 	}
 	if s.Validation > 0 {
 		if train, test, err = train.HoldOut(s.Validation, DefaultHoldOutSeed); err != nil {
@@ -66,6 +72,11 @@ func Load(s Spec) (train, test *Dataset, err error) {
 		t := *test
 		t.N, t.X, t.Y = s.TestSize, t.X[:s.TestSize*t.Dim], t.Y[:s.TestSize]
 		test = &t
+	}
+	if s.Validation == 0 { // a validation split was transformed with the training set
+		if test, err = transform(test); err != nil {
+			return nil, nil, err
+		}
 	}
 	return train, test, nil
 }

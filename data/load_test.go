@@ -47,3 +47,38 @@ func TestLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadTransform: Spec.Transform maps the training set before the
+// validation hold-out (the held-out examples are transformed) and the test
+// set after --test-size cuts it (only the kept examples are transformed).
+func TestLoadTransform(t *testing.T) {
+	var seen []int
+	double := func(d *Dataset) (*Dataset, error) {
+		seen = append(seen, d.N)
+		out := *d
+		out.X = make([]float64, len(d.X))
+		for i, v := range d.X {
+			out.X[i] = 2 * v
+		}
+		return &out, nil
+	}
+	train, test, err := Load(Spec{Name: "synthetic", Clients: 30, TestSize: 7, Seed: 3, Transform: double})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawTrain, rawTest := Synthetic(30, 3), Synthetic(2000, 4)
+	if train.X[5] != 2*rawTrain.X[5] || test.N != 7 || test.X[9] != 2*rawTest.X[9] {
+		t.Fatalf("transform not applied: train %v vs %v, test n %d", train.X[5], rawTrain.X[5], test.N)
+	}
+	if len(seen) != 2 || seen[0] != 30 || seen[1] != 7 {
+		t.Fatalf("transformed sets of sizes %v, want [30 7]", seen)
+	}
+	seen = nil
+	_, val, err := Load(Spec{Name: "synthetic", Clients: 20, Validation: 10, Seed: 3, Transform: double})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || seen[0] != 30 || val.N != 10 {
+		t.Fatalf("with validation: transformed %v (want [30]), validation has %d", seen, val.N)
+	}
+}
