@@ -35,8 +35,12 @@ const (
 	ParticipationSample = "sample"
 	// ParticipationCheckIn: shuffled check-in (Liew et al. 2022; ICLR'23
 	// submission Sec. 4.2): every client takes part with probability
-	// Round.Rate by its own coin; nobody samples, and the batch size is
-	// random.
+	// Round.Rate by an independent coin (the client's own in simulation,
+	// the shuffler's in a networked run, which pads selected clients that
+	// do not deliver with dummies); the batch size K ~ Bin(n, Rate) is
+	// random and public: the check-in event prices the view (K, the
+	// shuffled K reports), a binomial mixture over K
+	// (docs/proofs/dummy-reports.md, check-in rounds).
 	ParticipationCheckIn = "checkin"
 )
 
