@@ -40,6 +40,7 @@ func TestParseRequestRefuses(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`[1]`, "not a JSON object"},
 		{`null`, "not a JSON object"},
+		{`{}0`, "trailing data"},
 		{`{"nn":1}`, `unknown parameter "nn"`},
 		{`{"n":1.5}`, "--n: 1.5 is not an integer"},
 		{`{"steps":"x"}`, "--steps"},

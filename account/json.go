@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -35,6 +36,9 @@ func ParseRequest(data []byte) (Request, error) {
 	}
 	if raw == nil {
 		return Request{}, fmt.Errorf("request is not a JSON object: %s", strings.TrimSpace(string(data)))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Request{}, fmt.Errorf("request: trailing data after the JSON object")
 	}
 	req := Defaults()
 	given := map[string]bool{}
