@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"log"
 	"path/filepath"
@@ -9,8 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/pki"
+	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
+	"github.com/shuffledp/shuffledp/protocol"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -181,5 +187,38 @@ func TestMinConnectedLateJoin(t *testing.T) {
 		if e.Reports != 5 {
 			t.Errorf("round %d debited with %d reports, want 5", e.Round, e.Reports)
 		}
+	}
+}
+
+// stuckServer is a server whose GetModel never answers (alive, but it
+// publishes no next model).
+type stuckServer struct{ pb.ServerClient }
+
+func (stuckServer) GetModel(ctx context.Context, _ *pb.GetModelRequest, _ ...grpc.CallOption) (*pb.Model, error) {
+	<-ctx.Done()
+	return nil, status.FromContextError(ctx.Err()).Err()
+}
+
+// TestShufflerModelTimeout: a shuffler whose server publishes no next
+// model stops waiting after ModelTimeout with an error naming the server's
+// address, the version it waited after and the flag; a cancelled shuffler
+// is not reported as a timeout.
+func TestShufflerModelTimeout(t *testing.T) {
+	s := &Shuffler{cfg: ShufflerConfig{Server: "srv.example:7060", ModelTimeout: 200 * time.Millisecond}}
+	s.run = protocol.RunConfig{Run: "r", Dim: 4, Population: 10}
+	s.local = s.run
+	start := time.Now()
+	_, err := s.getModel(t.Context(), stuckServer{}, 7)
+	if err == nil || !strings.Contains(err.Error(), "the server at srv.example:7060 published no model after version 7 within 200ms (--model-timeout)") {
+		t.Fatalf("getModel: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("gave up after %v", took)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	s.cfg.ModelTimeout = time.Hour
+	if _, err := s.getModel(ctx, stuckServer{}, 7); err == nil || strings.Contains(err.Error(), "--model-timeout") {
+		t.Fatalf("cancelled getModel: %v", err)
 	}
 }

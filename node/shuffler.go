@@ -40,6 +40,11 @@ const DefaultRegisterTimeout = 10 * time.Minute
 // many are registered.
 var registerLogEvery = 30 * time.Second
 
+// DefaultModelTimeout bounds the shuffler's wait for the server's next
+// model (the server steps and, every --eval-every rounds, evaluates before
+// it publishes one).
+const DefaultModelTimeout = 30 * time.Minute
+
 // DefaultRoundTimeout is the round's deadline: how long after relaying a
 // round the shuffler releases its batch, with a dummy report in the place
 // of every sampled client that has not delivered by then.
@@ -108,6 +113,10 @@ type ShufflerConfig struct {
 	// first round (0: DefaultRegisterTimeout): past it Run fails, saying
 	// how many registered and how many it waited for.
 	RegisterTimeout time.Duration
+	// ModelTimeout bounds each wait for the server's next model (0:
+	// DefaultModelTimeout): past it Run fails naming the server, the model
+	// version waited after and the flag.
+	ModelTimeout time.Duration
 	// Log receives one line per round and per rejection burst (nil: none).
 	Log *log.Logger
 	// MaxConns bounds the listener's open connections (0:
@@ -251,6 +260,12 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 	}
 	if cfg.RegisterTimeout == 0 {
 		cfg.RegisterTimeout = DefaultRegisterTimeout
+	}
+	if cfg.ModelTimeout < 0 {
+		return nil, fmt.Errorf("model-timeout must be >= 0, got %v", cfg.ModelTimeout)
+	}
+	if cfg.ModelTimeout == 0 {
+		cfg.ModelTimeout = DefaultModelTimeout
 	}
 	if cfg.ConnectTimeout < 0 {
 		return nil, fmt.Errorf("connect-timeout must be >= 0, got %v", cfg.ConnectTimeout)
@@ -755,7 +770,13 @@ func (s *Shuffler) over() {
 func (s *Shuffler) getModel(ctx context.Context, srv pb.ServerClient, after int64) (*pb.Model, error) {
 	var lostAt time.Time
 	for {
-		m, err := srv.GetModel(ctx, &pb.GetModelRequest{Run: s.local.Run, AfterVersion: after}, grpc.MaxCallRecvMsgSize(modelLimit(s.run)))
+		mctx, cancel := context.WithTimeout(ctx, s.cfg.ModelTimeout)
+		m, err := srv.GetModel(mctx, &pb.GetModelRequest{Run: s.local.Run, AfterVersion: after}, grpc.MaxCallRecvMsgSize(modelLimit(s.run)))
+		late := mctx.Err() == context.DeadlineExceeded && ctx.Err() == nil
+		cancel()
+		if err != nil && late {
+			return nil, fmt.Errorf("shuffler: the server at %s published no model after version %d within %v (--model-timeout): %w", s.cfg.Server, after, s.cfg.ModelTimeout, err)
+		}
 		if err == nil || ctx.Err() != nil || status.Code(err) != codes.Unavailable {
 			if err != nil {
 				err = fmt.Errorf("shuffler: model from the server: %w", err)

@@ -36,6 +36,7 @@ func newShufflerCmd() *cobra.Command {
 	fl.IntVar(&p.Node.MinConnected, "min-connected", 0, "registered clients needed before the first round (0: all n); later rounds sample k of n whether or not they are connected")
 	fl.DurationVar(&p.Node.ConnectTimeout, "connect-timeout", node.DefaultConnectTimeout, "how long to wait for the server to answer, at start and after it went away mid-run; then exit 1 naming it")
 	fl.DurationVar(&p.Node.RegisterTimeout, "register-timeout", node.DefaultRegisterTimeout, "how long to wait for --min-connected clients to register before the first round (logging how many every 30s); then exit 1 saying how many did")
+	fl.DurationVar(&p.Node.ModelTimeout, "model-timeout", node.DefaultModelTimeout, "how long to wait for the server's next model (it steps and evaluates first); then exit 1 naming the server")
 	fl.Float64Var(&p.Node.Delta, "delta", 1e-5, "the shuffler's delta: its ledger debits at it; a run of another delta is refused")
 	fl.Float64Var(&p.Node.TargetEpsilon, "target-epsilon", 0, "the shuffler's target epsilon: no round is released past it; a run with a higher target (or none) is refused (0 = no target)")
 	fl.StringVar(&p.Node.Adjacency, "adjacency", "replace-one", "the weakest neighbouring relation the shuffler debits Gaussian runs for: replace-one or zero-out (a server's run stated for a weaker one is refused)")
