@@ -248,6 +248,14 @@ func (p *ClientPool) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	// Before the first round: the pool's expected share of a round
+	// (k (HI-LO) / n clients of a sampled run), so that the first round's
+	// seals are as cheap as the later ones'.
+	if run.Participation != protocol.ParticipationCheckIn && run.Population > 0 {
+		for _, s := range sealers {
+			precompute(s, int(math.Ceil(float64(run.PerRound)*float64(p.cfg.Hi-p.cfg.Lo)/float64(run.Population))))
+		}
+	}
 	var (
 		work    grpc.ServerStreamingClient[pb.Assignment]
 		endWork = func() {} // releases work's stream

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -195,6 +196,17 @@ type Shuffler struct {
 	// stop (forward bounds its wait for the server by it).
 	stopCtx    context.Context
 	serverConn *grpc.ClientConn
+	// cpuMark is the process's CPU time when the last round was released
+	// (zero before the first): a release's log line gives the CPU spent
+	// since, the shuffler's cost of the round (reports per CPU-second).
+	cpuMark time.Duration
+}
+
+// processCPU returns the process's user and system CPU time (getrusage).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // worker is one client process's Work stream.
@@ -594,6 +606,9 @@ func (s *Shuffler) waitClients(ctx context.Context) error {
 // batch was released; an error is fatal (a debited batch not forwarded).
 func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round protocol.Round, m *pb.Model, l *ledger.Ledger) (bool, error) {
 	start := time.Now()
+	if s.cpuMark == 0 {
+		s.cpuMark = processCPU()
+	}
 	sampled := s.svc.Sampled()
 	r := &openRound{id: round.ID, keyID: uint8(m.KeyId), ids: make(map[[protocol.ReportIDSize]byte]struct{}, len(sampled)),
 		expected: len(sampled), complete: make(chan struct{})}
@@ -679,8 +694,10 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 			s.mu.Unlock()
 			s.cfg.Dashboard.Released(rel.Reports, rel.Dummies, connected, time.Since(start), g.Epsilon, l.Rounds())
 		}
-		s.logf("round %d released: %d reports (%d dummies), model version %d, %.3fs; ledger %d rounds, epsilon %s",
-			round.ID, rel.Reports, rel.Dummies, m.Version, time.Since(start).Seconds(), l.Rounds(), epsString(l))
+		cpu := processCPU()
+		s.logf("round %d released: %d reports (%d dummies), model version %d, %.3fs; ledger %d rounds, epsilon %s; shuffler CPU %.3fs since the last release",
+			round.ID, rel.Reports, rel.Dummies, m.Version, time.Since(start).Seconds(), l.Rounds(), epsString(l), (cpu - s.cpuMark).Seconds())
+		s.cpuMark = cpu
 		return true, nil
 	case rel.Round != 0 && errors.Is(err, errAlreadyDelivered):
 		// Sharded run: another replica of this shard delivered the round

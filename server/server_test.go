@@ -363,3 +363,73 @@ func TestReceiveLeavesOutBadReports(t *testing.T) {
 		}
 	}
 }
+
+// TestReceiveOpenWorkers: opening a batch on several goroutines
+// (Config.OpenWorkers) gives the serial step bit for bit (the reports are
+// summed in the batch's order) and counts the same refusals, with bad
+// reports scattered across the workers' chunks, and a scratch reused over
+// rounds of different sizes.
+func TestReceiveOpenWorkers(t *testing.T) {
+	build := func(workers int) (*Server, *model.LogReg, randomizer.Randomizer) {
+		m, err := model.NewLogReg(3, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := protocol.RunConfig{Run: "run", Model: "logreg", Dim: m.NumParams(), Randomizer: "rinf", ClipNorm: protocol.NormLInf,
+			Clip: 0.5, Eps0: 2, Population: 4000, PerRound: 1000, MinBatch: 1}
+		r, err := protocol.NewRandomizer(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ReportBytes = r.ReportSize()
+		s, err := New(Config{Run: cfg, LR: constLR(0.1), Opener: failingOpener{}, OpenWorkers: workers}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, m, r
+	}
+	serial, ms, r := build(1)
+	var batches [][][]byte
+	for round, n := range []int{1000, 300, 1, 777} {
+		b := reports(t, r, n, uint64(round+1))
+		for i := range b {
+			switch i % 97 {
+			case 5:
+				b[i] = slices.Clone(b[i])
+				b[i][0] = 0xEE // does not open
+			case 50:
+				b[i] = b[i][:1] // wrong length
+			case 70:
+				b[i] = slices.Clone(b[i])
+				b[i][0] = 0xFF // does not decode
+			}
+		}
+		batches = append(batches, b)
+	}
+	var want []Step
+	for i, b := range batches {
+		st, err := serial.Receive(context.Background(), protocol.Batch{Run: "run", Round: int64(i + 1), Reports: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, st)
+	}
+	if want[0].Refused == 0 || want[0].Reports == 0 {
+		t.Fatalf("serial step %+v: the batch should have refused and used reports", want[0])
+	}
+	for _, workers := range []int{2, 3, 16} {
+		par, mp, _ := build(workers)
+		for i, b := range batches {
+			st, err := par.Receive(context.Background(), protocol.Batch{Run: "run", Round: int64(i + 1), Reports: b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st != want[i] {
+				t.Fatalf("workers %d, round %d: step %+v, serial %+v", workers, i+1, st, want[i])
+			}
+		}
+		if !slices.Equal(mp.Params(), ms.Params()) {
+			t.Fatalf("workers %d: parameters %v, serial %v (not bit-identical)", workers, mp.Params(), ms.Params())
+		}
+	}
+}

@@ -45,6 +45,7 @@ package training
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/shuffledp/shuffledp/accounting"
@@ -190,15 +191,19 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 		}
 	}
 	var opener protocol.Opener
+	openWorkers := 1
 	if cfg.Randomizer != RandomizerNone {
 		opener = protocol.Plaintext{}
 		if o.opener != nil {
-			opener = o.opener
+			// A real opener (HPKE) costs tens of microseconds a report:
+			// the server opens a batch on every core (WithSealing's
+			// opener is safe for concurrent use).
+			opener, openWorkers = o.opener, runtime.GOMAXPROCS(0)
 		}
 	}
 	noise := &roundNoise{} // the central baseline's server noise, set by the simulation every round
 	t.server, err = server.New(server.Config{Run: t.run, LR: cfg.Schedule(), ProjectRadius: cfg.ProjectRadius,
-		Optimizer: cfg.Optimizer, EMA: cfg.EMA, Opener: opener, Receipts: o.receipts, Noise: noise}, m)
+		Optimizer: cfg.Optimizer, EMA: cfg.EMA, Opener: opener, OpenWorkers: openWorkers, Receipts: o.receipts, Noise: noise}, m)
 	if err != nil {
 		return nil, err
 	}

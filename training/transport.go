@@ -79,7 +79,8 @@ func WithRemote(src BatchSource) Option { return func(o *options) { o.remote = s
 // WithSealing replaces the simulation's Plaintext sealing: the run's report
 // length is the randomizer's report size plus s's overhead, and the server
 // opens reports with op (a deployment: protocol.HPKESealer and
-// protocol.HPKEOpener).
+// protocol.HPKEOpener) on every core (server.Config.OpenWorkers =
+// GOMAXPROCS), so op must be safe for concurrent use.
 func WithSealing(s protocol.Sealer, op protocol.Opener) Option {
 	return func(o *options) { o.sealer, o.opener = s, op }
 }

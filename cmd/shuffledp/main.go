@@ -13,6 +13,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shuffledp/shuffledp/internal/cpuprofile"
 )
 
 var rootCmd = &cobra.Command{
@@ -74,7 +76,18 @@ func withUsageErrors(root *cobra.Command) {
 
 func main() {
 	withUsageErrors(rootCmd)
-	if err := rootCmd.Execute(); err != nil {
+	role := ""
+	if len(os.Args) > 1 {
+		role = os.Args[1]
+	}
+	stopProfile, err := cpuprofile.Start(role)
+	if err == nil {
+		err = rootCmd.Execute()
+		if perr := stopProfile(); err == nil && perr != nil {
+			err = perr
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "shuffledp:", err)
 		var ee *exitError
 		if errors.As(err, &ee) {
