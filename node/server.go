@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"os"
 	"path/filepath"
@@ -97,6 +98,12 @@ type ServerConfig struct {
 	// divisible by Shards), so that every shard's round is one event, the
 	// one the server's ledger records for the round.
 	Shards int
+	// Log receives one line per round with the round's phases as the
+	// server sees them (nil: none): the wait for the batch (clients and
+	// shuffler), its application (the ledger record, opening, decoding,
+	// the step) and what follows until the next model is published
+	// (evaluation, checkpoint, metrics).
+	Log *log.Logger
 }
 
 // ErrStopped is returned by Next when the node is stopped (Interrupt, Close)
@@ -134,6 +141,10 @@ type Server struct {
 	modelRound int64
 
 	taken time.Time // when the batch being applied was handed over
+	// published and applied time the round's phases (ServerConfig.Log):
+	// when the model was last published, when its batch was applied.
+	published, applied time.Time
+	round              int64 // the round of the batch being applied
 	// openRefused counts the reports that did not open (countingOpener),
 	// so that RoundApplied can count those that opened but did not
 	// decode (server.Step.Refused holds both).
@@ -288,13 +299,14 @@ func (s *Server) Serve(lis net.Listener) error {
 // reports, and those refused (server.Step.Refused: the ones that did not
 // open are counted already, as they failed; the rest did not decode).
 func (s *Server) RoundApplied(reports, refused int) {
+	s.mu.Lock()
+	s.applied = time.Now()
+	taken := s.taken
+	s.mu.Unlock()
 	m := s.cfg.Metrics
 	if m == nil {
 		return
 	}
-	s.mu.Lock()
-	taken := s.taken
-	s.mu.Unlock()
 	m.RoundAggregated(reports, time.Since(taken))
 	seen := s.openRefused.Load()
 	for range int64(refused) - (seen - s.openRefusedSeen.Swap(seen)) {
@@ -377,6 +389,12 @@ func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, er
 	s.model = pm
 	close(s.changed)
 	s.changed = make(chan struct{})
+	now := time.Now()
+	if s.cfg.Log != nil && !s.published.IsZero() && s.applied.After(s.taken) {
+		s.cfg.Log.Printf("round %d phases: %.3fs waiting for the batch (clients, shuffler), %.3fs applying it (ledger record, open, decode, step), %.3fs to the next model (evaluation, checkpoint, metrics)",
+			s.round, s.taken.Sub(s.published).Seconds(), s.applied.Sub(s.taken).Seconds(), now.Sub(s.applied).Seconds())
+	}
+	s.published = now
 	s.mu.Unlock()
 	timer := time.NewTimer(s.cfg.BatchTimeout)
 	defer timer.Stop()
@@ -386,7 +404,7 @@ func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, er
 			ErrBatchTimeout, s.cfg.BatchTimeout, m.Version)
 	case b := <-s.batches:
 		s.mu.Lock()
-		s.taken = time.Now()
+		s.taken, s.round = time.Now(), b.Round
 		s.mu.Unlock()
 		return b, nil
 	case reason := <-s.stops:

@@ -58,7 +58,7 @@ BINS="after"
 if [ -n "$BEFORE" ]; then
   WT=$(mktemp -d /tmp/network-ideal-before.XXXXXX)
   rmdir "$WT"
-  git worktree add --detach "$WT" "$BEFORE" >&2
+  git worktree add --quiet --detach "$WT" "$BEFORE" >&2
   (cd "$WT" && go build -o "$OUT/shuffledp-before" ./cmd/shuffledp)
   git worktree remove --force "$WT"
   BINS="before after"
@@ -77,8 +77,8 @@ PY
 shuffler_rate() {
   python3 - "$1" <<'PY'
 import re, statistics, sys
-r = [int(m[2]) / float(m[3]) for m in re.findall(r"round (\d+) released: (\d+) reports .*shuffler CPU ([0-9.]+)s", open(sys.argv[1]).read())
-     if int(m[0]) > 1 and float(m[3]) > 0]
+r = [int(m[1]) / float(m[2]) for m in re.findall(r"round (\d+) released: (\d+) reports .*shuffler CPU ([0-9.]+)s", open(sys.argv[1]).read())
+     if int(m[0]) > 1 and float(m[2]) > 0]
 print(f"{statistics.median(r):.0f}" if r else "nan")
 PY
 }

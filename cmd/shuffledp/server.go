@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log"
 
 	"github.com/spf13/cobra"
 
@@ -94,6 +95,7 @@ func serverConfig(cmd *cobra.Command, f *trainFlags, pkiDir string) (deploy.Serv
 	if err != nil {
 		return deploy.ServerConfig{}, err
 	}
+	ncfg.Log = log.New(cmd.ErrOrStderr(), "server: ", 0)
 	flags := trainRunFlags(cmd, cfg)
 	for _, n := range nodeFlags {
 		delete(flags, n)
