@@ -60,7 +60,7 @@ func newServer(t *testing.T, rand string, opener protocol.Opener, receipts Recei
 	return s, m, r
 }
 
-func reports(t *testing.T, r randomizer.Randomizer, n int, seed uint64) [][]byte {
+func reports(t testing.TB, r randomizer.Randomizer, n int, seed uint64) [][]byte {
 	t.Helper()
 	src := randomizer.NewSeededSource(seed)
 	g := make([]float64, r.Dim())
