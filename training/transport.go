@@ -172,3 +172,14 @@ func (c *Config) ReportSize(dim int) (int, error) {
 	}
 	return r.ReportSize(), nil
 }
+
+// ShufflerAdjacency is the --adjacency a shuffler started for this run
+// (by `shuffledp up`) is given: the run's own relation for a Gaussian run,
+// so that the shuffler accepts the run it is started for and a zero-out
+// run is zero-out on both sides; otherwise "" (the shuffler's default).
+func (c Config) ShufflerAdjacency() string {
+	if c.Randomizer == RandomizerGaussian {
+		return c.Adjacency
+	}
+	return ""
+}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/shuffledp/shuffledp/cluster"
 	"github.com/shuffledp/shuffledp/node"
-	"github.com/shuffledp/shuffledp/training"
 )
 
 func init() { rootCmd.AddCommand(newUpCmd()) }
@@ -38,17 +37,6 @@ func newUpCmd() *cobra.Command {
 	cmd.Flags().StringVar(&u.ledger, "ledger", "", "the shards' shared ledger `URL` (postgres://...), with --shards")
 	cmd.Flags().BoolVar(&u.prometheus, "prometheus", false, "serve the server's and the shuffler's Prometheus metrics on loopback ports (addresses printed; see --metrics-listen of server and shuffler)")
 	return cmd
-}
-
-// upShufflerAdjacency is the --adjacency up starts its shuffler with: the
-// run's own relation for a Gaussian run (so the shuffler accepts the run it
-// is started for, and a zero-out run is zero-out on both sides), otherwise
-// the shuffler's default.
-func upShufflerAdjacency(tc training.Config) string {
-	if tc.Randomizer == training.RandomizerGaussian {
-		return tc.Adjacency
-	}
-	return ""
 }
 
 // upFlags are the flags of up: the train flags and the deployment's own.
@@ -110,7 +98,7 @@ func runUp(cmd *cobra.Command, u *upFlags) error {
 	defer stop()
 	err = cluster.Up(ctx, cluster.Config{Exe: exe, State: f.state, TrainArgs: args, Clients: f.Clients, DataDir: f.DataDir,
 		ClientProcesses: u.procs, Workers: workers, RoundTimeout: u.roundTimeout, Stderr: cmd.ErrOrStderr(),
-		Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Adjacency: upShufflerAdjacency(tc), Metrics: u.prometheus, Dashboard: u.dashboard,
+		Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Adjacency: tc.ShufflerAdjacency(), Metrics: u.prometheus, Dashboard: u.dashboard,
 		ReleaseWhenComplete: u.whenComplete, MinConnected: u.minConnected, Dropout: u.dropout, Shards: u.shards, Ledger: u.ledger})
 	if errors.Is(err, cluster.ErrInterrupted) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "up: stopped; state saved in %s; run the same command again to resume\n", f.state)
