@@ -3,6 +3,7 @@ package statedir
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +28,28 @@ func TestFreshPathsRemovesOnlyWhatWasAbsent(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
 		t.Errorf("the fresh path is still there: %v", err)
+	}
+}
+
+// TestCheckOutputFiles: empty paths are skipped, each output is checked as
+// CheckOutputFile checks it, and two flags naming one file are refused
+// naming both.
+func TestCheckOutputFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.png"), filepath.Join(dir, "b.csv")
+	if err := CheckOutputFiles("out", a, "csv", ""); err != nil {
+		t.Errorf("one output: %v", err)
+	}
+	if err := CheckOutputFiles("out", a, "csv", b); err != nil {
+		t.Errorf("two outputs: %v", err)
+	}
+	if err := CheckOutputFiles("out", a, "csv", filepath.Join(dir, ".", "a.png")); err == nil || !strings.Contains(err.Error(), "--csv") || !strings.Contains(err.Error(), "--out") {
+		t.Errorf("one file twice: %v", err)
+	}
+	if err := CheckOutputFiles("csv", filepath.Join(dir, "no", "b.csv")); err == nil || !strings.Contains(err.Error(), "--csv") {
+		t.Errorf("missing directory: %v", err)
+	}
+	if _, err := os.Stat(a); !os.IsNotExist(err) {
+		t.Errorf("a check created %s", a)
 	}
 }

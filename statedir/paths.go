@@ -37,3 +37,28 @@ func CheckOutputFile(flag, path string) error {
 	f.Close()
 	return os.Remove(f.Name())
 }
+
+// CheckOutputFiles is CheckOutputFile for several outputs, given as flag,
+// path pairs (an empty path is not requested and not checked), which must
+// moreover be distinct files. Nothing is created or modified.
+func CheckOutputFiles(flagPaths ...string) error {
+	seen := map[string]string{}
+	for i := 0; i+1 < len(flagPaths); i += 2 {
+		flag, path := flagPaths[i], flagPaths[i+1]
+		if path == "" {
+			continue
+		}
+		if err := CheckOutputFile(flag, path); err != nil {
+			return err
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			continue
+		}
+		if other, ok := seen[abs]; ok {
+			return fmt.Errorf("--%s %s is the --%s file; give it its own file", flag, path, other)
+		}
+		seen[abs] = flag
+	}
+	return nil
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -44,7 +43,7 @@ func newFigureCmd() *cobra.Command {
 				return writeFigureList(cmd.OutOrStdout())
 			}
 			if args[0] == ratiosFigureName {
-				if err := checkFigureOutputs("", csvPath); err != nil {
+				if err := statedir.CheckOutputFiles("csv", csvPath); err != nil {
 					return err
 				}
 				return runRatios(cmd, figures.AllBounds(), csvPath)
@@ -84,29 +83,6 @@ func runRatios(cmd *cobra.Command, bounds []figures.Bound, csvPath string) error
 	return nil
 }
 
-// checkFigureOutputs verifies, before any work, that the output files can
-// be written (their directories exist; they are absent or writable regular
-// files) and are not one file; it creates and modifies nothing. An empty
-// path is not requested and not checked.
-func checkFigureOutputs(out, csvPath string) error {
-	for _, o := range []struct{ flag, path string }{{"out", out}, {"csv", csvPath}} {
-		if o.path == "" {
-			continue
-		}
-		if err := statedir.CheckOutputFile(o.flag, o.path); err != nil {
-			return err
-		}
-	}
-	if out != "" && csvPath != "" {
-		a, errA := filepath.Abs(out)
-		b, errB := filepath.Abs(csvPath)
-		if errA == nil && errB == nil && a == b {
-			return fmt.Errorf("--csv %s is the --out file; give the CSV its own file", csvPath)
-		}
-	}
-	return nil
-}
-
 // writeFigureList lists the figures and their captions, and ratios.
 func writeFigureList(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -134,7 +110,7 @@ func writeFigure(w io.Writer, name, out, csvPath string, points int) error {
 	if err := figures.CheckPoints(points); err != nil {
 		return err
 	}
-	if err := checkFigureOutputs(out, csvPath); err != nil {
+	if err := statedir.CheckOutputFiles("out", out, "csv", csvPath); err != nil {
 		return err
 	}
 	b, err := figures.Build(name, points, format, csvPath != "")
