@@ -12,14 +12,18 @@ import (
 )
 
 // The command is meant to parse flags and print: its domain logic lives in
-// the library packages, where a Go user can call it. These ceilings hold
-// the command's non-test Go files to about what they are today (3,667
-// lines, longest function 112), so that logic moved out does not creep
-// back; lower them as more moves out. The goal is a total under
-// goalTotalLines and no function over goalFuncLines.
+// the library packages, where a Go user can call it (calibration in
+// calibrate and account, ledger show/check in ledger, the role processes in
+// deploy, a simulated run's outputs in training, figure assembly in
+// figures). The function goal is met and asserted: no function is longer
+// than maxFuncLines = goalFuncLines. The total is held at what is left
+// once the logic moved out (2,210 lines at 22:45 UTC on the day of the
+// move, from 3,726: flag definitions, help and printing of 30 subcommands),
+// still above goalTotalLines; a change that adds to the command must move
+// as much out, or lower the total, to pass.
 const (
-	maxTotalLines  = 3750
-	maxFuncLines   = 115
+	maxTotalLines  = 2210
+	maxFuncLines   = goalFuncLines
 	goalTotalLines = 1200
 	goalFuncLines  = 60
 )

@@ -74,14 +74,7 @@ func runUp(cmd *cobra.Command, u *upFlags) error {
 	if err != nil {
 		return err
 	}
-	var args []string
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		switch fl.Name {
-		case "state", "client-processes", "round-timeout", "prometheus", "dashboard", "release-when-complete", "min-connected", "dropout", "shards", "ledger":
-			return
-		}
-		args = append(args, "--"+fl.Name+"="+fl.Value.String())
-	})
+	args := upTrainArgs(cmd)
 	workers := f.Workers
 	if workers == 0 {
 		workers = 1
@@ -113,4 +106,18 @@ func runUp(cmd *cobra.Command, u *upFlags) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "up: run finished; metrics in %s/metrics.jsonl, ledger: shuffledp ledger show --state %s\n", f.state, f.state)
 	return nil
+}
+
+// upTrainArgs are the flags given to up that its server takes: the train
+// flags, without up's own.
+func upTrainArgs(cmd *cobra.Command) []string {
+	var args []string
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		switch fl.Name {
+		case "state", "client-processes", "round-timeout", "prometheus", "dashboard", "release-when-complete", "min-connected", "dropout", "shards", "ledger":
+			return
+		}
+		args = append(args, "--"+fl.Name+"="+fl.Value.String())
+	})
+	return args
 }
