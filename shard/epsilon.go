@@ -34,8 +34,11 @@ func Epsilons(ctx context.Context, store ledger.Store, plan Plan, delta float64)
 }
 
 // Find returns the sharded runs of store (the runs some ledger run id of
-// RunID form names) and, for each, its number of shards. A run id of two
-// different numbers of shards is an error.
+// RunID form names, with at least one row) and, for each, its number of
+// shards. A run with rows in two different numbers of shards is an error.
+// A shard run registered without rows (a shuffler started with another
+// --shards than the server's opens its ledger rows, then is refused by
+// the server) is left out.
 func Find(ctx context.Context, store ledger.Store) (map[string]int, error) {
 	runs, err := store.Runs(ctx)
 	if err != nil {
@@ -45,6 +48,13 @@ func Find(ctx context.Context, store ledger.Store) (map[string]int, error) {
 	for _, id := range runs {
 		run, _, S, err := ParseRunID(id)
 		if err != nil || S < 2 {
+			continue
+		}
+		info, err := store.Run(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if info.Entries == 0 {
 			continue
 		}
 		if prev, ok := out[run]; ok && prev != S {

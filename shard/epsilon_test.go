@@ -65,8 +65,16 @@ func TestEpsilons(t *testing.T) {
 	if viaPlan, err := Epsilons(ctx, store, p, 0); err != nil || viaPlan.Epsilon != r.Epsilon {
 		t.Errorf("Epsilons(plan) = %v, %v; EpsilonsOf %v", viaPlan.Epsilon, err, r.Epsilon)
 	}
-	// The same run in two shardings is refused.
-	if _, err := ledger.Open(ctx, store, RunID("e", 0, 2), ledger.Options{Delta: 1e-5}); err != nil {
+	// A shard run of another sharding without rows is left out; with a
+	// row, the run in two shardings is refused.
+	l, err := ledger.Open(ctx, store, RunID("e", 0, 2), ledger.Options{Delta: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found, err := Find(ctx, store); err != nil || found["e"] != 3 {
+		t.Errorf("Find with an empty shard run of another sharding = %v, %v", found, err)
+	}
+	if err := l.Debit(ctx, 1, event.Round{Randomizer: "rinf", N: 15, Reports: 3, Eps0: 1}.Event(), 3, sha256.Sum256([]byte("x"))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Find(ctx, store); err == nil {

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,18 +19,18 @@ import (
 // stop debiting and releasing.
 var ErrLeaseLost = errors.New("shard lease lost")
 
-// LeaseKey is the PostgreSQL advisory-lock key of shard i of run: the
-// first 8 bytes of SHA-256("shuffledp shard lease" 0 run 0 i), top bit
-// cleared (a non-negative bigint, so that pg_locks' classid and objid,
+// LeaseKey is the PostgreSQL advisory-lock key of shard i of run in
+// shards shards: the first 8 bytes of SHA-256("shuffledp shard lease" 0
+// RunID(run, i, shards)), top bit cleared (the number of shards is in the
+// key, so a replica started with another --shards never holds or waits on
+// a lease of this sharding) (a non-negative bigint, so that pg_locks' classid and objid,
 // the key's high and low 32 bits, recombine to it without sign trouble).
 // The ledger's schema migration uses a fixed key of its own, which no
 // shard key equals but with probability 2^-63.
-func LeaseKey(run string, i int) int64 {
+func LeaseKey(run string, i, shards int) int64 {
 	h := sha256.New()
 	h.Write([]byte("shuffledp shard lease\x00"))
-	h.Write([]byte(run))
-	h.Write([]byte{0})
-	h.Write([]byte(strconv.Itoa(i)))
+	h.Write([]byte(RunID(run, i, shards)))
 	return int64(binary.BigEndian.Uint64(h.Sum(nil)[:8]) &^ (1 << 63))
 }
 
@@ -57,11 +56,11 @@ type Lease struct {
 	Waited time.Duration
 }
 
-// Acquire takes shard i of run's lease in the PostgreSQL database at url,
+// Acquire takes the lease of shard i of run in shards shards in the PostgreSQL database at url,
 // waiting (pg_advisory_lock) while another session holds it: a standby
 // blocks here until the active replica's session ends. It returns when
 // the lock is held, or with ctx's error.
-func Acquire(ctx context.Context, url string, run string, i int) (*Lease, error) {
+func Acquire(ctx context.Context, url string, run string, i, shards int) (*Lease, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("shard lease: %w", err)
@@ -82,7 +81,7 @@ func Acquire(ctx context.Context, url string, run string, i int) (*Lease, error)
 		db.Close()
 		return nil, fmt.Errorf("shard lease: %w", err)
 	}
-	l := &Lease{db: db, conn: conn, key: LeaseKey(run, i), run: run, shard: i}
+	l := &Lease{db: db, conn: conn, key: LeaseKey(run, i, shards), run: run, shard: i}
 	start := time.Now()
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, l.key); err != nil {
 		l.Release()

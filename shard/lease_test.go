@@ -14,18 +14,20 @@ import (
 func TestLeaseKey(t *testing.T) {
 	seen := map[int64]string{}
 	for _, run := range []string{"a", "b", "a#shard-0-of-2"} {
-		for i := range 4 {
-			k := LeaseKey(run, i)
-			if k < 0 {
-				t.Errorf("LeaseKey(%q, %d) = %d < 0", run, i, k)
+		for S := 2; S <= 4; S++ {
+			for i := range S {
+				k := LeaseKey(run, i, S)
+				if k < 0 {
+					t.Errorf("LeaseKey(%q, %d, %d) = %d < 0", run, i, S, k)
+				}
+				if prev, dup := seen[k]; dup {
+					t.Errorf("LeaseKey(%q, %d, %d) = LeaseKey of %s", run, i, S, prev)
+				}
+				seen[k] = RunID(run, i, S)
 			}
-			if prev, dup := seen[k]; dup {
-				t.Errorf("LeaseKey(%q, %d) = LeaseKey of %s", run, i, prev)
-			}
-			seen[k] = run
 		}
 	}
-	if LeaseKey("a", 1) != LeaseKey("a", 1) {
+	if LeaseKey("a", 1, 2) != LeaseKey("a", 1, 2) {
 		t.Error("LeaseKey is not a function")
 	}
 }
@@ -37,26 +39,32 @@ func TestLease(t *testing.T) {
 	url := pgtest.NewSchema(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	a, err := Acquire(ctx, url, "lease", 0)
+	a, err := Acquire(ctx, url, "lease", 0, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Check(ctx); err != nil {
 		t.Fatalf("the holder's Check: %v", err)
 	}
-	other, err := Acquire(ctx, url, "lease", 1) // another shard: no wait
+	other, err := Acquire(ctx, url, "lease", 1, 2) // another shard: no wait
 	if err != nil {
 		t.Fatal(err)
 	}
 	other.Release()
+	// The same shard of another sharding is another lease.
+	if o, err := Acquire(ctx, url, "lease", 0, 3); err != nil {
+		t.Fatal(err)
+	} else {
+		o.Release()
+	}
 	short, cancelShort := context.WithTimeout(ctx, 200*time.Millisecond)
-	if _, err := Acquire(short, url, "lease", 0); err == nil {
+	if _, err := Acquire(short, url, "lease", 0, 2); err == nil {
 		t.Fatal("a second replica took a held lease")
 	}
 	cancelShort()
 	got := make(chan *Lease, 1)
 	go func() {
-		b, err := Acquire(ctx, url, "lease", 0)
+		b, err := Acquire(ctx, url, "lease", 0, 2)
 		if err != nil {
 			t.Error(err)
 		}
@@ -95,7 +103,7 @@ func TestLease(t *testing.T) {
 		t.Errorf("Check after the session was terminated: %v, want ErrLeaseLost", err)
 	}
 	b.Release()
-	c, err := Acquire(ctx, url, "lease", 0)
+	c, err := Acquire(ctx, url, "lease", 0, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func RunReplica(ctx context.Context, cfg ReplicaConfig) error {
 		}
 	}
 	logf("shard %d (%s): waiting for the lease", cfg.Shard, part.Run)
-	lease, err := Acquire(ctx, cfg.LeaseURL, cfg.Plan.Run, cfg.Shard)
+	lease, err := Acquire(ctx, cfg.LeaseURL, cfg.Plan.Run, cfg.Shard, len(cfg.Plan.Parts))
 	if err != nil {
 		return err
 	}

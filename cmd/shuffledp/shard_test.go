@@ -76,6 +76,23 @@ func TestShardedShufflersKill9(t *testing.T) {
 			t.Fatalf("shuffler %d listens on %q, want %s\n%s", i, a, addrs[i], active[i].out)
 		}
 	}
+	// Misconfigurations are refused: a shuffler of another sharding (the
+	// server names the shard run it does not know), and a client process
+	// registering with another shard's shuffler.
+	wrong := startNetProc(t, "wrong-shards", nil, "shuffler", "--listen", "127.0.0.1:0", "--server", sa, "--state", filepath.Join(dir, "wrong"),
+		"--pki", filepath.Join(pkiDir, "shuffler"), "--ledger", url, "--shard", "0", "--shards", "2")
+	strayClient := startNetProc(t, "stray-client", nil, "client", "--shuffler", addrs[1], "--server", sa, "--clients", "0:8",
+		"--workers", "1", "--pki", filepath.Join(pkiDir, "client"), "--credentials", creds)
+	for p, want := range map[*netProc]string{wrong: "is not a shard of the server's run", strayClient: "is not in this shuffler's shard"} {
+		select {
+		case <-p.done:
+			if p.err == nil || !strings.Contains(p.out.String(), want) {
+				t.Fatalf("%s: %v, want a refusal saying %q:\n%s", p.name, p.err, want, p.out)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s was not refused:\n%s", p.name, p.out)
+		}
+	}
 	standby := shuffler(1, "standby1", addrs[1])
 	var clients []*netProc
 	for i := range 3 {
