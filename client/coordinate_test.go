@@ -44,7 +44,7 @@ func mnistLike(rng *rand.Rand) []float64 {
 // full path then clips the NaN gradient to zero) and falls back.
 func TestCoordinatePathMatchesFullPath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
-	for _, name := range []string{"cnn-tanh", "cnn"} {
+	for _, name := range []string{"cnn-tanh", "cnn", "logreg"} {
 		for _, clip := range []float64{0.01, 1e-4, 10} {
 			for _, poison := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/clip=%g/nan=%v", name, clip, poison), func(t *testing.T) {
@@ -99,7 +99,8 @@ func TestCoordinatePathMatchesFullPath(t *testing.T) {
 }
 
 // TestCoordinatePathSelection: the path applies only to R_inf with the
-// per-coordinate clamp and a model that computes single coordinates.
+// per-coordinate clamp and a model that computes single coordinates (the
+// CNN and logistic regression do; R_1 and the scaling clip never take it).
 func TestCoordinatePathSelection(t *testing.T) {
 	cnn, err := model.New("cnn-tanh", 784, 10)
 	if err != nil {
@@ -108,6 +109,8 @@ func TestCoordinatePathSelection(t *testing.T) {
 	scale := clampConfig(t, cnn, 0.01)
 	scale.ClampLinf = false
 	lr := logReg(t, 3, 2)
+	lrScale := clampConfig(t, lr, 0.01)
+	lrScale.ClampLinf = false
 	for _, tc := range []struct {
 		name string
 		m    model.Model
@@ -116,7 +119,8 @@ func TestCoordinatePathSelection(t *testing.T) {
 	}{
 		{"cnn-tanh clamp", cnn, clampConfig(t, cnn, 0.01), true},
 		{"cnn-tanh scale", cnn, scale, false},
-		{"logreg clamp", lr, clampConfig(t, lr, 0.01), false},
+		{"logreg clamp", lr, clampConfig(t, lr, 0.01), true},
+		{"logreg scale", lr, lrScale, false},
 		{"cnn-tanh r1", cnn, runConfig(t, cnn, "r1", protocol.NormL1, 0.01), false},
 	} {
 		c, err := New(tc.cfg, tc.m, protocol.Plaintext{})
