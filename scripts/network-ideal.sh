@@ -26,15 +26,17 @@
 #
 # Usage: scripts/network-ideal.sh [--before COMMIT] [--k 10000[,30000...]]
 #          [--rounds 6] [--repeat 1] [--clients N] [--client-processes 1] [--out DIR]
-#          [--model cnn-tanh]
+#          [--model cnn-tanh] [--shards-ledger postgres://...]
 #   defaults: the NeurIPS'21 Fig. 3 preset on synthetic data, k = 10,000 of
 #   n = 60,000 (n = max(60,000, 2k) for larger k), 6 rounds, OUT=out/network-ideal.
 #   --repeat R repeats the whole sequence R times (rep column).
+#   --shards-ledger URL also runs `up --shards 3 --ledger URL` (binary
+#   up-shards3; k and n rounded down to multiples of 3, as shards need).
 # Output: OUT/rounds.csv (one line per repetition, k and binary), a table on
 # stdout; the runs' logs and state directories in OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BEFORE="" KS="10000" REPEAT=1 ROUNDS=6 CLIENTS="" OUT=out/network-ideal PROCS=1 MODEL=""
+BEFORE="" SHARDS_LEDGER="" KS="10000" REPEAT=1 ROUNDS=6 CLIENTS="" OUT=out/network-ideal PROCS=1 MODEL=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --before) BEFORE=$2; shift 2 ;;
@@ -45,6 +47,7 @@ while [ $# -gt 0 ]; do
     --client-processes) PROCS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --model) MODEL=$2; shift 2 ;;
+    --shards-ledger) SHARDS_LEDGER=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -67,8 +70,8 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 # per_round METRICS: median seconds per round over rounds 2..
 per_round() {
   python3 - "$1" <<'PY'
-import json, statistics, sys
-w = [json.loads(l)["wall_seconds"] for l in open(sys.argv[1]) if l.strip()]
+import json, os, statistics, sys
+w = [json.loads(l)["wall_seconds"] for l in open(sys.argv[1]) if l.strip()] if os.path.exists(sys.argv[1]) else []
 d = [b - a for a, b in zip(w, w[1:])][1:]
 print(f"{statistics.median(d):.4f}" if d else "nan")
 PY
@@ -105,12 +108,24 @@ for K in ${KS//,/ }; do
   for B in $BINS; do
     L=$(load)
     rm -rf "$OUT/up-$B-$K"
-    "$OUT/shuffledp-$B" up "${F[@]}" --release-when-complete --client-processes "$PROCS" --state "$OUT/up-$B-$K" > "$OUT/up-$B-$K-$REP.log" 2>&1
+    "$OUT/shuffledp-$B" up "${F[@]}" --release-when-complete --client-processes "$PROCS" --state "$OUT/up-$B-$K" > "$OUT/up-$B-$K-$REP.log" 2>&1 || echo "up-$B k=$K failed: $OUT/up-$B-$K-$REP.log" >&2
     UP=$(per_round "$OUT/up-$B-$K/metrics.jsonl")
     RATE=$(shuffler_rate "$OUT/up-$B-$K-$REP.log")
-    RATIO=$(python3 -c "print(f'{$UP / $IDEAL:.3f}')")
+    RATIO=$(python3 -c "print('%.3f' % (float('$UP') / $IDEAL))")
     echo "$REP,$K,$N,up-$B,$UP,$(python3 -c "print($SEAL/1e3)"),$(python3 -c "print($OPEN/1e3)"),$CORES,$IDEAL,$RATIO,$RATE,$L" >> "$CSV"
   done
+  if [ -n "$SHARDS_LEDGER" ]; then
+    K3=$(( K / 3 * 3 )); N3=$(( N / 3 * 3 ))
+    G=(--preset neurips21-fig3 --dataset synthetic --clients "$N3" --sample "$K3" --epochs "$(python3 -c "print(repr($ROUNDS * $K3 / $N3))")"
+       --eval-every 1 --test-size 100 --no-progress --workers "$CORES")
+    [ -n "$MODEL" ] && G+=(--model "$MODEL")
+    L=$(load)
+    rm -rf "$OUT/up-shards3-$K"
+    "$OUT/shuffledp-after" up "${G[@]}" --release-when-complete --shards 3 --ledger "$SHARDS_LEDGER" --client-processes 3 --state "$OUT/up-shards3-$K" > "$OUT/up-shards3-$K-$REP.log" 2>&1 || echo "up-shards3 k=$K failed" >&2
+    UP=$(per_round "$OUT/up-shards3-$K/metrics.jsonl")
+    RATIO=$(python3 -c "print('%.3f' % (float('$UP') / $IDEAL))")
+    echo "$REP,$K,$N,up-shards3,$UP,$(python3 -c "print($SEAL/1e3)"),$(python3 -c "print($OPEN/1e3)"),$CORES,$IDEAL,$RATIO,,$L" >> "$CSV"
+  fi
 done
 done
 column -s, -t < "$CSV"
