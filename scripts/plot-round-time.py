@@ -37,7 +37,7 @@ def main():
     extra = ["#2ca02c", "#9467bd", "#8c564b"]
     for name in sorted(series, key=lambda s: (s != "train", s)):
         pts = sorted((k, statistics.median(v)) for k, v in series[name].items() if not any(math.isnan(x) for x in v))
-        label = {"train": "train (in process)", "up-after": "up", "up-before": "up (before)"}.get(name, name)
+        label = {"train": "train (in process)", "up-after": "up", "up-before": "up (before)", "up-shards3": "up --shards 3"}.get(name, name)
         lines.append((label, pts, colours.get(name) or extra.pop(0), False))
     lines.append(("HPKE floor k(seal+open)/cores", sorted((k, statistics.median(v)) for k, v in floor.items()), "#444444", True))
     lines.append(("ideal: train + floor", sorted((k, statistics.median(v)) for k, v in ideal.items()), "#999999", True))
