@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 )
 
 // AppendClaiming writes a round's report IDs and its entry together or not
@@ -109,8 +110,127 @@ func TestDebitClaiming(t *testing.T) {
 			if got, err := s.(ReportIDStore).ClaimReportIDs(ctx, "r", 7, ids(3, 4)); err != nil || got != nil {
 				t.Errorf("the refused rounds' ids: replays %x, %v; want unclaimed", got, err)
 			}
-			if got, err := s.(ReportIDStore).ClaimReportIDs(ctx, "r", 7, ids(1, 2)); err != nil || !slices.Equal(got, ids(1, 2)) {
-				t.Errorf("round 0's ids: replays %x, %v; want both", got, err)
+			if got, err := s.(ReportIDStore).ClaimReportIDs(ctx, "r", 7, ids(5, 6)); err != nil || !slices.Equal(got, ids(5, 6)) {
+				t.Errorf("round 1's ids: replays %x, %v; want both", got, err)
+			}
+			// Round 0's ids were pruned with round 1's debit: a report of
+			// round 0 does not open in a later round (docs/report-ids.md).
+			if got, err := s.(ReportIDStore).ClaimReportIDs(ctx, "r", 8, ids(1, 2)); err != nil || got != nil {
+				t.Errorf("round 0's ids after round 1's debit: replays %x, %v; want pruned", got, err)
+			}
+		})
+	}
+}
+
+// storedIDs counts the report IDs a store holds for run, by round.
+func storedIDs(t testing.TB, s Store, run string) map[int64]int {
+	t.Helper()
+	switch s := s.(type) {
+	case *MemoryStore:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		out := map[int64]int{}
+		for _, r := range s.reportIDs[run] {
+			out[r]++
+		}
+		return out
+	case *SQLStore:
+		rows, err := s.db.QueryContext(context.Background(), `SELECT round, count(*) FROM report_ids WHERE run = $1 GROUP BY round`, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[int64]int{}
+		for rows.Next() {
+			var r int64
+			var n int
+			if err := rows.Scan(&r, &n); err != nil {
+				t.Fatal(err)
+			}
+			out[r] = n
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	t.Fatalf("store %T", s)
+	return nil
+}
+
+// DebitClaiming of round r deletes the ids of the rounds below r in its
+// own write, so the store holds one round's ids however many rounds
+// passed; a debit that is refused or fails (replay, conflict, stale view)
+// deletes nothing; ids claimed on their own for a later round stay; other
+// runs are untouched; and a retried debit of the last round is idempotent.
+func TestDebitClaimingPrunes(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)
+			defer s.Close()
+			l := openLedger(t, s, "r", Options{Target: 1e9})
+			other := openLedger(t, s, "other", Options{Target: 1e9})
+			if r, err := other.DebitClaiming(ctx, 0, subsampled, 2, digest(0), ids(1, 2)); err != nil || r != nil {
+				t.Fatal(r, err)
+			}
+			byRound := func(r int64) [][16]byte { return ids(byte(2*r+10), byte(2*r+11)) }
+			for r := range int64(20) {
+				if rep, err := l.DebitClaiming(ctx, r, subsampled, 2, digest(r), byRound(r)); err != nil || rep != nil {
+					t.Fatalf("round %d: %x, %v", r, rep, err)
+				}
+				if got := storedIDs(t, s, "r"); len(got) != 1 || got[r] != 2 {
+					t.Fatalf("after round %d: ids by round %v, want only round %d's 2", r, got, r)
+				}
+			}
+			// The retry of the last debited round: nothing written, no replay.
+			if rep, err := l.DebitClaiming(ctx, 19, subsampled, 2, digest(19), byRound(19)); err != nil || rep != nil {
+				t.Fatalf("retry of round 19: %x, %v", rep, err)
+			}
+			// A replay of the last round's id into the next round is refused
+			// by the store; nothing is written or pruned.
+			rep, err := l.DebitClaiming(ctx, 20, subsampled, 2, digest(20), [][16]byte{byRound(19)[0], byRound(20)[0]})
+			if !errors.Is(err, ErrReplayed) || !slices.Equal(rep, byRound(19)[:1]) {
+				t.Fatalf("round 20 replaying round 19's id: %x, %v", rep, err)
+			}
+			// A store write refused as a conflict (another writer debited
+			// round 20 with another batch) prunes nothing either.
+			ca := s.(ClaimAppender)
+			e := Entry{Run: "r", Round: 20, Event: subsampled, Reports: 2, Digest: digest(20), Time: time.Now()}
+			if existed, rep, err := ca.AppendClaiming(ctx, e, -1, byRound(20)); err != nil || existed || rep != nil {
+				t.Fatalf("round 20 by another writer: %v %x %v", existed, rep, err)
+			}
+			if got := storedIDs(t, s, "r"); len(got) != 1 || got[20] != 2 {
+				t.Fatalf("after round 20: ids by round %v, want only round 20's", got)
+			}
+			e.Round, e.Digest = 21, digest(21)
+			if _, _, err := ca.AppendClaiming(ctx, e, 0, byRound(21)); !errors.Is(err, ErrStale) {
+				t.Fatalf("round 21 on a stale view: %v, want ErrStale", err)
+			}
+			e.Round, e.Digest = 20, digest(99)
+			if _, _, err := ca.AppendClaiming(ctx, e, -1, byRound(21)); !errors.Is(err, ErrConflict) {
+				t.Fatalf("round 20 again with another digest: %v, want ErrConflict", err)
+			}
+			if got := storedIDs(t, s, "r"); len(got) != 1 || got[20] != 2 {
+				t.Fatalf("after the refused writes: ids by round %v, want only round 20's", got)
+			}
+			// Ids claimed on their own for a later round survive a debit
+			// below that round.
+			if rep, err := s.(ReportIDStore).ClaimReportIDs(ctx, "r", 30, byRound(30)); err != nil || rep != nil {
+				t.Fatal(rep, err)
+			}
+			e.Round, e.Digest = 21, digest(21)
+			if _, _, err := ca.AppendClaiming(ctx, e, -1, byRound(21)); err != nil {
+				t.Fatal(err)
+			}
+			if got := storedIDs(t, s, "r"); len(got) != 2 || got[21] != 2 || got[30] != 2 {
+				t.Fatalf("after round 21: ids by round %v, want rounds 21 and 30", got)
+			}
+			if got := storedIDs(t, s, "other"); len(got) != 1 || got[0] != 2 {
+				t.Fatalf("the other run's ids: %v, want its round 0's", got)
+			}
+			if err := s.Check(ctx); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

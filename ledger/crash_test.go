@@ -418,8 +418,11 @@ func testKillDuringClaim(t *testing.T, target string) {
 }
 
 // A shuffler killed inside or just after the one write of a round's
-// report IDs and its debit (Ledger.DebitClaiming) leaves both or neither:
-// every debited round has all its report IDs, no other round has any.
+// report IDs and its debit (Ledger.DebitClaiming) leaves both or neither,
+// and the pruning of the earlier rounds' IDs with them: the last debited
+// round has all its report IDs, no other round has any (a kill inside the
+// transaction after the prune, PointPruneInTransaction, leaves the
+// previous round's IDs in place).
 func TestKillDuringClaimDebit(t *testing.T) { forShared(t, testKillDuringClaimDebit) }
 
 func testKillDuringClaimDebit(t *testing.T, target string) {
@@ -428,7 +431,8 @@ func testKillDuringClaimDebit(t *testing.T, target string) {
 		point string
 		hit   int64
 	}{
-		{PointClaimInTransaction, 3}, {PointAppendInTransaction, 2}, {PointAppendCommitted, 2}, {PointClaimInTransaction, 1},
+		{PointClaimInTransaction, 3}, {PointAppendInTransaction, 2}, {PointPruneInTransaction, 3},
+		{PointAppendCommitted, 2}, {PointClaimInTransaction, 1}, {PointPruneInTransaction, 1},
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashEnv+"="+target, crashModeEnv+"=claim-debit",
@@ -458,12 +462,15 @@ func testKillDuringClaimDebit(t *testing.T, target string) {
 		counts := reportIDCounts(t, target, "crash")
 		for r := range want + 2 {
 			n := 0
-			if r < want {
-				n = 1000
+			if r == want-1 {
+				n = 1000 // the last debited round's; earlier rounds' pruned with its debit
 			}
 			if counts[r] != n {
-				t.Fatalf("%s@%d: round %d has %d report IDs, want %d (with its debit, or none)", step.point, step.hit, r, counts[r], n)
+				t.Fatalf("%s@%d: round %d has %d report IDs, want %d (the last debited round's, no other)", step.point, step.hit, r, counts[r], n)
 			}
+		}
+		if len(counts) != 1 {
+			t.Fatalf("%s@%d: report IDs under %d rounds, want 1", step.point, step.hit, len(counts))
 		}
 		total = want
 	}

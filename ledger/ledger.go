@@ -140,6 +140,13 @@ func (l *Ledger) Debit(ctx context.Context, round int64, ev event.Event, reports
 // round is not debited: the batch must be discarded. With a ClaimAppender
 // nothing at all is written then, ids included; a round refused for its
 // budget, a conflict or a stale view records none of its ids either.
+//
+// A ClaimAppender's debit of round also deletes the ids of the rounds
+// below it (closed rounds, whose reports open at the server for no later
+// round), so a released round costs the same however long the run: the
+// check refuses an id of this round or of the last debited round, and a
+// report of an older round is refused by the server's opening instead
+// (docs/report-ids.md).
 func (l *Ledger) DebitClaiming(ctx context.Context, round int64, ev event.Event, reports int, digest [32]byte, ids [][16]byte) ([][16]byte, error) {
 	rs, ok := l.store.(ReportIDStore)
 	if !ok {

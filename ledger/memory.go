@@ -171,6 +171,11 @@ func (m *MemoryStore) AppendClaiming(ctx context.Context, e Entry, seen int64, i
 		claimed = make(map[[16]byte]int64, len(unique))
 		m.reportIDs[e.Run] = claimed
 	}
+	for id, r := range claimed {
+		if r < e.Round {
+			delete(claimed, id) // pruned, as SQLStore.pruneTx
+		}
+	}
 	for _, id := range unique {
 		claimed[id] = e.Round
 	}

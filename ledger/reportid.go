@@ -6,14 +6,22 @@ import (
 )
 
 // ReportIDStore records the report IDs a shuffler has accepted, durably,
-// so that a report replayed into a later round (or after a restart) is
-// recognised and rejected. A report ID is the random 16-byte identifier in
+// so that a report replayed into another open round (or after a restart)
+// is recognised and rejected. A report ID is the random 16-byte identifier in
 // a sealed report's clear header (protocol.ReportID); it is unique per
 // report with overwhelming probability, so one seen twice is a replay.
 //
 // Replay rejection in the style of the IETF DAP draft (draft-ietf-ppm-dap,
-// "report ID" uniqueness) and Janus, which keep every report ID of a task
-// under a UNIQUE key.
+// "report ID" uniqueness) and Janus, which keep report IDs under a UNIQUE
+// key. Unlike a store of every ID of a run, the ids of closed rounds are
+// forgotten: ClaimAppender.AppendClaiming of round r deletes the ids
+// recorded under rounds below r in its transaction, so the store holds the
+// ids of the last debited round (and of later rounds claimed since), and
+// a claim costs the same however many ids the run has seen. This is sound
+// because every report is sealed for its (run, round), which is in the
+// HPKE associated data the server checks (protocol.HPKESealer): a report
+// of a closed round replayed into a later one does not open there. See
+// docs/report-ids.md.
 type ReportIDStore interface {
 	// ClaimReportIDs records ids as accepted for round of run, in one
 	// atomic write, and returns the ids it refuses as replays:
@@ -48,7 +56,13 @@ type ClaimAppender interface {
 	// written and replays lists them as ClaimReportIDs would; otherwise it
 	// is Append, whose existed, ErrConflict and ErrStale outcomes write no
 	// ids either (a retry of a committed round finds its ids under that
-	// same round: no replay).
+	// same round: no replay). When the entry is appended, the ids of
+	// e.Run recorded under rounds below e.Round are deleted in the same
+	// write (the ledger debits a round only above every debited one, so
+	// those rounds are closed): a write that fails or is refused deletes
+	// none.
+	//
+	// ClaimReportIDs on its own deletes nothing.
 	AppendClaiming(ctx context.Context, e Entry, seen int64, ids [][16]byte) (existed bool, replays [][16]byte, err error)
 }
 

@@ -44,6 +44,11 @@ const (
 	// returned. A kill here leaves every id recorded; a re-claim of the
 	// round finds them (no replays).
 	PointClaimCommitted = "ledger.claim.committed"
+	// PointPruneInTransaction: AppendClaiming has claimed the round's ids,
+	// appended its entry and deleted the ids of earlier rounds, the
+	// transaction is not committed. A kill here writes none of it: the
+	// earlier rounds' ids stay.
+	PointPruneInTransaction = "ledger.prune.in-transaction"
 )
 
 // application identifies a shuffledp ledger in the meta table.
@@ -602,8 +607,10 @@ func (s *SQLStore) claimTx(ctx context.Context, tx *sql.Tx, run string, round in
 	return other, nil
 }
 
-// AppendClaiming implements ClaimAppender: claimTx and appendTx in one
-// transaction, so that a released round costs one commit (one fsync).
+// AppendClaiming implements ClaimAppender: claimTx, appendTx and pruneTx
+// in one transaction, so that a released round costs one commit (one
+// fsync), and the report IDs of the rounds below it are deleted in that
+// commit (a rolled-back debit deletes none).
 func (s *SQLStore) AppendClaiming(ctx context.Context, e Entry, seen int64, ids [][16]byte) (bool, [][16]byte, error) {
 	text, err := s.prepareAppend(&e)
 	if err != nil {
@@ -628,8 +635,10 @@ func (s *SQLStore) AppendClaiming(ctx context.Context, e Entry, seen int64, ids 
 			}
 		}
 		var err error
-		existed, err = s.appendTx(ctx, tx, e, text, seen)
-		return err
+		if existed, err = s.appendTx(ctx, tx, e, text, seen); err != nil {
+			return err
+		}
+		return s.pruneTx(ctx, tx, e.Run, e.Round)
 	})
 	switch {
 	case errors.Is(err, errRollback):
@@ -639,6 +648,22 @@ func (s *SQLStore) AppendClaiming(ctx context.Context, e Entry, seen int64, ids 
 	}
 	faultpoint.Hit(PointAppendCommitted)
 	return false, nil, nil
+}
+
+// pruneTx deletes, inside the debit of round of run, the report IDs of
+// run recorded under rounds below it: rounds that are closed, since the
+// ledger debits a round only above every debited round. A report of such a
+// round is sealed for it (its round is in the HPKE associated data) and
+// does not open at the server in any later round, so its ID need not be
+// kept; the store then holds the IDs of the last debited round (and of
+// any later round claimed by ClaimReportIDs), however long the run. See
+// docs/report-ids.md for the argument.
+func (s *SQLStore) pruneTx(ctx context.Context, tx *sql.Tx, run string, round int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM report_ids WHERE run = $1 AND round < $2`, run, round); err != nil {
+		return err
+	}
+	faultpoint.Hit(PointPruneInTransaction)
+	return nil
 }
 
 // claimedElsewhere returns the ids of set (parameter $3) that run records
