@@ -235,3 +235,61 @@ func TestDebitClaimingPrunes(t *testing.T) {
 		})
 	}
 }
+
+// A version-2 ledger, which kept every report ID, is migrated to version 3
+// on open for writing: the index (run, round) is made and the IDs of the
+// rounds below each run's last debited round are deleted once (those of
+// the last debited round, of a later round, and of a run without entries
+// stay); later debits delete as TestDebitClaimingPrunes shows.
+func TestMigrationToVersion3Prunes(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range sharedBackends {
+		t.Run(b.name, func(t *testing.T) {
+			target := b.target(t)
+			s := openTarget(t, target).(*SQLStore)
+			l := openLedger(t, s, "r", Options{Target: 1e9})
+			for r := range int64(3) { // debits of rounds 0, 1, 2, and their ids, as version 2 kept them
+				debit(t, l, r, subsampled)
+				if rep, err := s.ClaimReportIDs(ctx, "r", r, ids(byte(10+r))); err != nil || rep != nil {
+					t.Fatal(rep, err)
+				}
+			}
+			mustRegister(t, s, "idle")
+			for _, c := range []struct {
+				run   string
+				round int64
+				id    byte
+			}{{"r", 7, 20}, {"idle", 0, 30}} {
+				if rep, err := s.ClaimReportIDs(ctx, c.run, c.round, ids(c.id)); err != nil || rep != nil {
+					t.Fatal(rep, err)
+				}
+			}
+			for _, stmt := range []string{`DROP INDEX report_ids_round`, `UPDATE meta SET value = '2' WHERE key = 'schema_version'`} {
+				if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if v, err := s.version(ctx, s.db); v != 2 || err != nil {
+				t.Fatalf("version %d, %v; want 2", v, err)
+			}
+			if got := storedIDs(t, s, "r"); len(got) != 4 {
+				t.Fatalf("version 2: ids by round %v, want rounds 0, 1, 2 and 7", got)
+			}
+			s.Close()
+			s = openTarget(t, target).(*SQLStore)
+			defer s.Close()
+			if v, err := s.version(ctx, s.db); v != SchemaVersion || err != nil {
+				t.Fatalf("after the migration: version %d, %v; want %d", v, err, SchemaVersion)
+			}
+			if got := storedIDs(t, s, "r"); len(got) != 2 || got[2] != 1 || got[7] != 1 {
+				t.Errorf("after the migration: ids by round %v, want rounds 2 and 7", got)
+			}
+			if got := storedIDs(t, s, "idle"); len(got) != 1 || got[0] != 1 {
+				t.Errorf("after the migration: the run without entries has ids by round %v, want its round 0's", got)
+			}
+			if err := s.Check(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -55,6 +55,16 @@ type dialect struct {
 	check func(ctx context.Context, db *sql.DB, version int) error
 }
 
+// pruneMigration takes a ledger from schema version 2 to 3, in SQLite and
+// PostgreSQL alike: the index (run, round) by which a debit deletes the
+// report IDs of the rounds below it (SQLStore.pruneTx), and the deletion,
+// once, of the IDs of rounds below each run's last debited round, which
+// version 2 kept (the debits of version 3 would have deleted them).
+var pruneMigration = []string{
+	`CREATE INDEX IF NOT EXISTS report_ids_round ON report_ids (run, round)`,
+	`DELETE FROM report_ids WHERE round < (SELECT MAX(round) FROM entries WHERE entries.run = report_ids.run)`,
+}
+
 // sqliteDialect is SQLite's dialect, retrying a transaction that finds the
 // database locked (SQLITE_BUSY) for up to busy.
 //
@@ -74,6 +84,7 @@ func sqliteDialect(busy time.Duration) *dialect {
 				round BIGINT NOT NULL CHECK (round >= 0),
 				PRIMARY KEY (run, id)
 			) WITHOUT ROWID`},
+			pruneMigration,
 		},
 		metaExists: `SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'meta'`,
 		idSet:      `SELECT unhex(value) AS id FROM json_each($3)`,
@@ -106,6 +117,7 @@ var postgresDialect = &dialect{
 			round BIGINT NOT NULL CHECK (round >= 0),
 			PRIMARY KEY (id, run)
 		)`},
+		pruneMigration,
 	},
 	metaExists: `SELECT to_regclass('meta') IS NOT NULL`,
 	// The lock's key is "shuffled" in ASCII.

@@ -16,12 +16,15 @@ import (
 
 // SchemaVersion is the version of the SQL schema this package writes, in
 // SQLite and in PostgreSQL alike: 1, the runs and their entries; 2, the
-// report IDs of ReportIDStore. Opening a database of an older version for
+// report IDs of ReportIDStore; 3, an index of the report IDs by (run,
+// round), by which a debit deletes the IDs of the rounds below it
+// (pruneTx), and, once, the deletion of the IDs a version-2 ledger kept
+// of rounds below each run's last debited round. Opening a database of an older version for
 // writing migrates it, in one transaction, and records the new version in
 // its meta table; a database of a newer version is refused, never
 // misread. A read-only open reads versions MinSchemaVersion to
 // SchemaVersion and changes nothing.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // MinSchemaVersion is the oldest schema version this package reads.
 const MinSchemaVersion = 1
@@ -659,7 +662,12 @@ func (s *SQLStore) AppendClaiming(ctx context.Context, e Entry, seen int64, ids 
 // any later round claimed by ClaimReportIDs), however long the run. See
 // docs/report-ids.md for the argument.
 func (s *SQLStore) pruneTx(ctx context.Context, tx *sql.Tx, run string, round int64) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM report_ids WHERE run = $1 AND round < $2`, run, round); err != nil {
+	// The lower bound, the run's debited round before this one (whose ids
+	// the debit before deleted everything below), keeps the statement to
+	// the index range of the rounds to delete: entries deleted earlier
+	// and not yet vacuumed (PostgreSQL) lie below it and are not visited.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM report_ids WHERE run = $1 AND round < $2
+		AND round >= (SELECT COALESCE(MAX(round), 0) FROM entries WHERE run = $1 AND round < $2)`, run, round); err != nil {
 		return err
 	}
 	faultpoint.Hit(PointPruneInTransaction)
