@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,8 +82,9 @@ func writeFixture(ctx context.Context, s Backend) error {
 // A ledger file written before the SQLite and PostgreSQL stores shared
 // their code opens read-only and for writing: its runs, entries (times to
 // the nanosecond) and report IDs read back as written, it passes Check,
-// a claimed id is still a replay in another round and a re-claim in its
-// own, and the run takes the next debit.
+// opened for writing it is migrated (the ids of closed rounds deleted),
+// a claimed id is a replay in another round, and the run takes the next
+// debit.
 func TestOpenOldLedgerFile(t *testing.T) {
 	ctx := context.Background()
 	src, err := os.ReadFile(fixtureFile)
@@ -120,12 +122,23 @@ func TestOpenOldLedgerFile(t *testing.T) {
 		if err := s.Check(ctx); err != nil {
 			t.Errorf("read-only %v: Check: %v", ro, err)
 		}
+		// The file is of schema version 2, which kept every id: read-only
+		// it holds those of rounds 0 and 1; opened for writing it is
+		// migrated to version 3, which deletes the ids of the rounds below
+		// the run's last debited round (3).
+		wantIDs := map[int64]int{0: 5, 1: 5}
 		if !ro {
-			if got, err := s.ClaimReportIDs(ctx, "mnist-eps2", 2, fixtureIDs(0)); err != nil || !slices.Equal(got, fixtureIDs(0)) {
-				t.Errorf("ids of round 0 claimed in round 2: replays %x, %v; want all", got, err)
+			wantIDs = map[int64]int{}
+		}
+		if got := storedIDs(t, s, "mnist-eps2"); !maps.Equal(got, wantIDs) {
+			t.Errorf("read-only %v: ids by round %v, want %v", ro, got, wantIDs)
+		}
+		if !ro {
+			if got, err := s.ClaimReportIDs(ctx, "mnist-eps2", 2, fixtureIDs(0)); err != nil || got != nil {
+				t.Errorf("ids of round 0 claimed in round 2: replays %x, %v; want none (deleted by the migration)", got, err)
 			}
-			if got, err := s.ClaimReportIDs(ctx, "mnist-eps2", 1, fixtureIDs(1)); err != nil || got != nil {
-				t.Errorf("ids of round 1 re-claimed in round 1: replays %x, %v; want none", got, err)
+			if got, err := s.ClaimReportIDs(ctx, "mnist-eps2", 3, fixtureIDs(0)); err != nil || !slices.Equal(got, fixtureIDs(0)) {
+				t.Errorf("ids claimed in round 2 claimed in round 3: replays %x, %v; want all", got, err)
 			}
 			next := Entry{Run: "mnist-eps2", Round: 4, Event: subsampled, Reports: 1000, Digest: digest(4), Time: fixedTime}
 			if existed, err := s.Append(ctx, next, 3); err != nil || existed {
