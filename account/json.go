@@ -126,6 +126,14 @@ func parseDelta(v json.RawMessage) (float64, error) {
 	if err := json.Unmarshal(v, &s); err != nil {
 		return 0, fmt.Errorf("%s is not a number or a quotient a/b", v)
 	}
+	return ParseFraction(s)
+}
+
+// ParseFraction parses a number or a quotient "a/b" (b nonzero), as
+// --delta accepts it: delta = 1/n is common, and 1/60000 is exact to the
+// last bit only as a quotient. The CLI's flags, the JSON requests and the
+// calculator's URL parameters all parse delta through it.
+func ParseFraction(s string) (float64, error) {
 	num, den, isFrac := strings.Cut(s, "/")
 	a, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shuffledp/shuffledp/account"
 	"github.com/shuffledp/shuffledp/event"
 )
 
@@ -207,22 +208,9 @@ func ParseCount(s string) (int64, error) {
 	return int64(x), nil
 }
 
-// ParseFraction parses a number or a quotient "a/b", as the CLI's --delta.
-func ParseFraction(s string) (float64, error) {
-	num, den, isFrac := strings.Cut(s, "/")
-	a, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil {
-		return 0, fmt.Errorf("not a number or a quotient a/b: %q", s)
-	}
-	if isFrac {
-		b, err := strconv.ParseFloat(strings.TrimSpace(den), 64)
-		if err != nil || b == 0 {
-			return 0, fmt.Errorf("not a number or a quotient a/b: %q", s)
-		}
-		a /= b
-	}
-	return a, nil
-}
+// ParseFraction parses a number or a quotient "a/b", as the CLI's --delta
+// (account.ParseFraction).
+func ParseFraction(s string) (float64, error) { return account.ParseFraction(s) }
 
 // Args returns the query as `shuffledp account` flags, in the mechanism's
 // form order: ["--mechanism", "shuffle", "--n", "10000", ...].

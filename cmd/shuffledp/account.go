@@ -37,17 +37,9 @@ type fractionFlag struct{ v *float64 }
 func (f fractionFlag) String() string { return strconv.FormatFloat(*f.v, 'g', -1, 64) }
 func (f fractionFlag) Type() string   { return "float" }
 func (f fractionFlag) Set(s string) error {
-	num, den, isFrac := strings.Cut(s, "/")
-	a, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	a, err := account.ParseFraction(s)
 	if err != nil {
-		return fmt.Errorf("not a number or a quotient a/b: %q", s)
-	}
-	if isFrac {
-		b, err := strconv.ParseFloat(strings.TrimSpace(den), 64)
-		if err != nil || b == 0 {
-			return fmt.Errorf("not a number or a quotient a/b: %q", s)
-		}
-		a /= b
+		return err
 	}
 	*f.v = a
 	return nil
