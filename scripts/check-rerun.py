@@ -17,7 +17,9 @@ mechanisms, add-remove for central-gaussian. Its command is re-run with that rel
 shuffle Gaussian mechanisms is replace-one, whose epsilon is larger.
 
 Usage: scripts/check-rerun.py [--bin shuffledp] [--rows 3] [--data-dir DIR] results/.../x.jsonl ...
+       scripts/check-rerun.py --bin shuffledp --set frontier     # the rows of a named set (SETS)
 """
+import glob
 import argparse
 import json
 import math
@@ -28,6 +30,14 @@ import tempfile
 
 # The relation a Gaussian run's epsilon was for before --adjacency existed.
 LEGACY_ADJACENCY = {"gaussian": "zero-out", "central-gaussian": "add-remove"}
+
+# Named sets of committed results (globs relative to the repository root): --set NAME re-runs
+# the first --rows evaluations of each. "frontier": the learning frontier's test-set runs and
+# the validation runs they were chosen by (docs/frontier.md); each row's command carries
+# --features, whose cache (DATA-DIR/features) is rebuilt on first use.
+SETS = {
+    "frontier": ["results/frontier/test/*.jsonl", "results/frontier/validation/*.jsonl"],
+}
 
 FIELDS = ["test_accuracy", "test_loss", "test_accuracy_ema", "test_loss_ema", "train_loss",
           "epsilon", "epsilon_neurips21"]
@@ -114,8 +124,15 @@ def main():
     ap.add_argument("--rows", type=int, default=3, help="how many of each file's first rows to re-run and compare")
     ap.add_argument("--data-dir", default="", help="replace the command's --data-dir (MNIST IDX files)")
     ap.add_argument("--tol", type=float, default=1e-9, help="absolute tolerance")
-    ap.add_argument("files", nargs="+")
+    ap.add_argument("--set", choices=sorted(SETS), help="re-run a named set of committed results (SETS)")
+    ap.add_argument("files", nargs="*")
     args = ap.parse_args()
+    if args.set:
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+        for pattern in SETS[args.set]:
+            args.files += sorted(glob.glob(os.path.join(root, pattern)))
+    if not args.files:
+        ap.error("give metrics files or --set")
     if args.rows < 1:
         ap.error("--rows must be >= 1")
     worst = 0

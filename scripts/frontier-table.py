@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Build the learning frontier's table from committed metrics files.
+
+Each entry below names a method (a series of the plot), a group of metrics JSONL files (one
+per seed) and, optionally, an epsilon at which to read them: the last evaluation whose
+`epsilon` is <= it (default: each file's last row). It prints the Markdown table of
+docs/frontier.md (epsilon, accuracy mean +- sample sd over the files, configuration, command)
+and writes results/frontier/frontier.tsv, which `shuffledp train plot --frontier` draws.
+Non-private entries (no epsilon) become horizontal lines.
+
+Usage: scripts/frontier-table.py [--out results/frontier/frontier.tsv]
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+# (series, label of the configuration, file glob, epsilon to read at or None)
+ENTRIES = [
+    ("shuffle R_inf, ScatterNet + logreg (this work)", "eps0 2, k 10,000, 1,466 rounds, C 0.01 clamp, lr 15 cosine",
+     "results/frontier/test/t-eps1-e2-c0.01-lr15-s*.jsonl", None),
+    ("shuffle R_inf, ScatterNet + logreg (this work)", "eps0 3, k 10,000, 2,673 rounds, C 0.01 clamp, lr 11 cosine",
+     "results/frontier/test/t-eps3-e3long-c0.01-lr11-s*.jsonl", None),
+    ("shuffle R_inf, cnn-tanh (earlier runs)", "tuned Fig. 3 preset, eps0 1.5, 1,200 rounds",
+     "results/neurips21-fig3-fig6/tuned-fig3-s*.jsonl", None),
+    ("shuffle R_inf, cnn-tanh (earlier runs)", "eps0 1.5, 2,985 rounds (RDP-only stop at 1)",
+     "results/neurips21-fig3-fig6/best-eps1-s*.jsonl", None),
+    ("shuffle R_inf, cnn-tanh (earlier runs)", "eps0 3, 2,316 rounds (RDP-only stop at 3)",
+     "results/neurips21-fig3-fig6/best-eps3-s*.jsonl", None),
+    ("shuffle DJW (R_2), cnn-tanh (earlier runs)", "Fig. 6 preset, eps0 2, k 2,000, 6,000 rounds",
+     "results/neurips21-fig3-fig6/preset-fig6-s*.jsonl", None),
+    ("shuffle Gaussian, cnn-tanh, zero-out (ICLR'23 Fig. 1a)", "sigma 0.86, 1 seed; zero-out adjacency (replace-one is larger)",
+     "results/iclr23-fig1/fig1a-shuffle-noisesum-cos30.jsonl", None),
+    ("central DP-SGD, cnn-tanh, add-remove (ICLR'23 Fig. 1a)", "trusted server; Poisson sampling; 1 seed",
+     "results/iclr23-fig1/fig1a-central.jsonl", None),
+    ("central DP-SGD, cnn-tanh, add-remove (ICLR'23 Fig. 1a)", "the same with a cosine decay; 1 seed",
+     "results/iclr23-fig1/fig1a-central-cos30.jsonl", None),
+    ("non-private ScatterNet + logreg", "randomizer none, batch 1,000, lr 100, 10 epochs",
+     "results/frontier/test/t-nonprivate-s*.jsonl", None),
+]
+
+
+def read(path, at):
+    rows = [json.loads(l) for l in open(path) if l.strip()]
+    if at is not None:
+        rows = [r for r in rows if r.get("epsilon") is not None and r["epsilon"] <= at]
+    return rows[-1], rows[0]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "results/frontier/frontier.tsv"))
+    args = ap.parse_args()
+    tsv = ["# kind\tseries\tepsilon\taccuracy\tstd  (scripts/frontier-table.py)"]
+    print("| method | epsilon (delta 1e-5) | test accuracy, mean ± sd | seeds | configuration | files |")
+    print("|---|---|---|---|---|---|")
+    for series, conf, pattern, at in ENTRIES:
+        files = sorted(glob.glob(os.path.join(ROOT, pattern)))
+        if not files:
+            continue
+        rows = [read(f, at) for f in files]
+        accs = [r["test_accuracy"] for r, _ in rows]
+        mean = statistics.mean(accs)
+        sd = statistics.stdev(accs) if len(accs) > 1 else 0.0
+        eps = [r.get("epsilon") for r, _ in rows]
+        rel = os.path.relpath(os.path.dirname(files[0]), ROOT)
+        names = ", ".join(os.path.basename(f) for f in files)
+        if eps[0] is None:
+            tsv.append("line\t%s\t-\t%.6f\t%.6f" % (series, mean, sd))
+            epstext = "none (not private)"
+        else:
+            e = max(eps)
+            tsv.append("point\t%s\t%.6g\t%.6f\t%.6f" % (series, e, mean, sd))
+            epstext = "%.4g" % e
+        print("| %s | %s | %.2f%% ± %.2f | %d | %s | `%s/` %s |" % (series, epstext, 100 * mean, 100 * sd, len(files), conf, rel, names))
+    with open(args.out, "w") as f:
+        f.write("\n".join(tsv) + "\n")
+
+
+if __name__ == "__main__":
+    main()
