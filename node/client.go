@@ -23,6 +23,7 @@ import (
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
 	"github.com/shuffledp/shuffledp/protocol"
 	"github.com/shuffledp/shuffledp/randomizer"
+	"github.com/shuffledp/shuffledp/shard"
 )
 
 // chunkReports is the number of reports per Submit message.
@@ -164,9 +165,13 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		return err
 	}
 	workers := map[uint8][]*poolWorker{} // by key id: a client.Client seals to one key
+	workersRun := map[uint8]string{}     // the run id workers[id] seal to
 	sealers := map[uint8]*protocol.HPKESealer{}
-	workersFor := func(id uint8) ([]*poolWorker, error) {
-		if ws := workers[id]; ws != nil {
+	// workersFor returns the clients sealing to key id and the run id bind
+	// (checkBindRun: the run's, or the shard's in a sharded run; a pool's
+	// clients are of one shard, so they are built again at most once).
+	workersFor := func(id uint8, bind string) ([]*poolWorker, error) {
+		if ws := workers[id]; ws != nil && workersRun[id] == bind {
 			return ws, nil
 		}
 		kc, ok := keys[id]
@@ -177,29 +182,34 @@ func (p *ClientPool) Run(ctx context.Context) error {
 			// publishing the key to the shuffler and not to the clients).
 			return nil, fmt.Errorf("key id %d is not in the run specification the server published to this client at start; refusing the round (asking the server now would tell it this client was sampled)", id)
 		}
-		sealer, err := protocol.NewHPKESealer(kc, run.ReportBytes-protocol.HPKEOverhead)
-		if err != nil {
-			return nil, err
+		sealer := sealers[id]
+		if sealer == nil {
+			var err error
+			if sealer, err = protocol.NewHPKESealer(kc, run.ReportBytes-protocol.HPKEOverhead); err != nil {
+				return nil, err
+			}
+			sealers[id] = sealer
 		}
-		sealers[id] = sealer
+		bound := run
+		bound.Run = bind
 		ws := make([]*poolWorker, p.cfg.Workers)
 		for i := range ws {
 			m, err := model.New(run.Model, ds.Dim, ds.Classes)
 			if err != nil {
 				return nil, err
 			}
-			c, err := client.New(run, m, sealer)
+			c, err := client.New(bound, m, sealer)
 			if err != nil {
 				return nil, err
 			}
 			ws[i] = &poolWorker{c: c, noise: randomizer.NewCryptoSource()}
 		}
-		workers[id] = ws
+		workers[id], workersRun[id] = ws, bind
 		return ws, nil
 	}
 	coin := randomizer.NewCryptoSource() // --dropout's coins
 	for id := range keys {               // build the clients early, to check model and data
-		if _, err := workersFor(id); err != nil {
+		if _, err := workersFor(id, run.Run); err != nil {
 			return err
 		}
 		break
@@ -313,7 +323,10 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		if diff := sameRunConfig(spec.Config, a.Config); diff != "" {
 			return fmt.Errorf("client: round %d: the run configuration the shuffler accounts for differs from the server's in %s; refusing to report", a.Round, diff)
 		}
-		ws, err := workersFor(uint8(a.Model.KeyId))
+		if err := checkBindRun(run, a.Model.Run, a.Clients); err != nil {
+			return fmt.Errorf("client: round %d: %w; refusing to report", a.Round, err)
+		}
+		ws, err := workersFor(uint8(a.Model.KeyId), a.Model.Run)
 		if err != nil {
 			p.logf("round %d refused: %v", a.Round, err)
 			continue
@@ -562,4 +575,31 @@ func LoadClientData(d *pb.Dataset, dir string, clients int) (*data.Dataset, erro
 		return nil, fmt.Errorf("the run has %d clients, the data set %d examples", clients, ds.N)
 	}
 	return ds, nil
+}
+
+// checkBindRun checks the run id a shuffler relays with a round, to which
+// the round's sampled clients seal their reports: the run's own id, or the
+// ledger run id of a shard of the run (shard.RunID) whose clients
+// (shard.ClientRange of the run's population) include every one of
+// clients. A report sealed to a shard's run id opens at the server only in
+// that shard's batch, so a report released by one shard's batch cannot be
+// replayed through another shard's.
+func checkBindRun(run protocol.RunConfig, bind string, clients []int64) error {
+	r, i, shards, err := shard.ParseRunID(bind)
+	if err != nil || r != run.Run {
+		return fmt.Errorf("the shuffler relays the model of run %q, not of the run %q or one of its shards", bind, run.Run)
+	}
+	if shards == 1 {
+		return nil
+	}
+	if shards > run.Population {
+		return fmt.Errorf("the shuffler relays the model of shard %q: %d shards of a run of %d clients", bind, shards, run.Population)
+	}
+	lo, hi := shard.ClientRange(int64(run.Population), shards, i)
+	for _, c := range clients {
+		if c < lo || c >= hi {
+			return fmt.Errorf("the shuffler relays the model of shard %q (clients %d..%d) to client %d", bind, lo, hi-1, c)
+		}
+	}
+	return nil
 }

@@ -22,8 +22,9 @@ import (
 // the model of a round only while the shard owes that round a batch
 // (shard.Collector.Next), takes one batch per (shard, round), and gives
 // the loop the round's batches together as one batch: the reports of every
-// shard, each opened under its own shard's binding (the run's id and the
-// shard's round),
+// shard, each opened under its own shard's binding (the shard's run id and
+// round: the clients seal to the run id of the model their shard's
+// shuffler relays, the shard's),
 // summed and divided by their number by the loop, as one round. The server
 // learns the tuple of the shards' batches and nothing else.
 
@@ -58,8 +59,9 @@ func (s *Server) shardOf(run string) (int, error) {
 
 // getShardModel is GetModel for a shard's shuffler: it waits until the
 // shard owes the round being collected a batch and the model of that
-// round is published, and returns it (under the run's id: the shard's
-// clients seal their reports to the run's id and the shard's round).
+// round is published, and returns it (under the run's id; the shard's
+// shuffler relays it to its clients under the shard's run id, to which
+// they seal their reports with the shard's round).
 func (s *Server) getShardModel(ctx context.Context, req *pb.GetModelRequest) (*pb.Model, error) {
 	i, err := s.shardOf(req.Run)
 	if err != nil {
@@ -180,23 +182,49 @@ func (s *Server) nextSharded(ctx context.Context, pm *pb.Model) (protocol.Batch,
 		}
 		return protocol.Batch{}, ErrStopped
 	}
-	out := protocol.Batch{Run: s.run.Run}
-	bind := make(map[[protocol.ReportIDSize]byte]protocol.Binding)
-	for _, b := range bs {
-		out.Round = max(out.Round, b.Round)
-		for _, rep := range b.Reports {
-			if h, err := protocol.ParseHeader(rep); err == nil {
-				bind[h.ReportID] = protocol.Binding{Run: s.run.Run, Round: b.Round}
-			}
-			out.Reports = append(out.Reports, rep)
-		}
-	}
+	out, bind := s.joinShards(bs)
 	s.bindings.Store(&bind)
 	s.mu.Lock()
 	s.taken = time.Now()
 	s.mu.Unlock()
 	return out, nil
 }
+
+// joinShards returns the shards' batches of a round as one batch (every
+// shard's reports in shard order; its round the largest of the shards'
+// round ids) and the binding each report opens under: its own shard
+// batch's, (the shard's run id, the shard's round id). A shard's batch is
+// checked to carry its shard's run id (CheckBatch against
+// shard.PartConfig) before the collector takes it, so a report released
+// by another shard's batch than the one it was sealed for does not open.
+// A report ID in the batches of two shards (a copy released through
+// another shard: each shuffler refuses repeated IDs only among its own
+// shard's reports) gets refusedBinding, under which no copy opens: the
+// bindings are looked up by report ID, so no copy could be told from the
+// original.
+func (s *Server) joinShards(bs []protocol.Batch) (protocol.Batch, map[[protocol.ReportIDSize]byte]protocol.Binding) {
+	out := protocol.Batch{Run: s.run.Run}
+	bind := make(map[[protocol.ReportIDSize]byte]protocol.Binding)
+	for _, b := range bs {
+		out.Round = max(out.Round, b.Round)
+		for _, rep := range b.Reports {
+			if h, err := protocol.ParseHeader(rep); err == nil {
+				if old, ok := bind[h.ReportID]; ok && old != b.Binding() {
+					bind[h.ReportID] = refusedBinding
+				} else {
+					bind[h.ReportID] = b.Binding()
+				}
+			}
+			out.Reports = append(out.Reports, rep)
+		}
+	}
+	return out, bind
+}
+
+// refusedBinding marks a report ID found in two shards' batches of a
+// round: shardOpener opens no report of that ID (a round id is never
+// negative, so no shard batch has this binding).
+var refusedBinding = protocol.Binding{Round: -1}
 
 // BatchEvent is the privacy event the server's ledger records for a batch
 // Next returned (training.BatchEventer): in a sharded run, one shard's
@@ -212,7 +240,8 @@ func (s *Server) BatchEvent(b protocol.Batch) event.Event {
 }
 
 // shardOpener opens each report of a sharded round under its own shard's
-// binding (the clients sealed it to the run's id and their shard's round).
+// binding (joinShards: the clients sealed it to their shard's run id and
+// round).
 type shardOpener struct {
 	op protocol.Opener
 	s  *Server
@@ -223,6 +252,9 @@ func (o shardOpener) Open(b protocol.Binding, sealed []byte) ([]byte, error) {
 	if h, err := protocol.ParseHeader(sealed); err == nil {
 		if m := o.s.bindings.Load(); m != nil {
 			if bb, ok := (*m)[h.ReportID]; ok {
+				if bb == refusedBinding {
+					return nil, fmt.Errorf("open: %w: report id in the batches of two shards", protocol.ErrOpen)
+				}
 				b = bb
 			}
 		}

@@ -387,9 +387,9 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	// whoever dropped out (docs/proofs/dummy-reports.md, check-in rounds).
 	svcCfg := shuffler.ServiceConfig{Run: s.local, Budget: s.budget,
 		SelectCheckIn: s.run.Participation == protocol.ParticipationCheckIn}
-	// Dummies are sealed like the clients' reports: to the run's id (a
-	// shard's clients seal to the run's id and the shard's round).
-	if s.dummies, err = newRoundDummies(s.local, s.run.Run, s.keys); err != nil {
+	// Dummies are sealed like the clients' reports: to the run's id, in a
+	// sharded run the shard's (the run id of the model relayed to them).
+	if s.dummies, err = newRoundDummies(s.local, s.local.Run, s.keys); err != nil {
 		return fmt.Errorf("shuffler: %w", err)
 	}
 	svcCfg.Dummies = s.dummies
@@ -612,7 +612,11 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 	sampled := s.svc.Sampled()
 	r := &openRound{id: round.ID, keyID: uint8(m.KeyId), ids: make(map[[protocol.ReportIDSize]byte]struct{}, len(sampled)),
 		expected: len(sampled), complete: make(chan struct{})}
-	relay := &pb.Model{Run: m.Run, Version: m.Version, Params: m.Params, KeyId: m.KeyId}
+	// The clients seal their reports to the relayed model's run and the
+	// round id: the run's id, or in a sharded run the shard's
+	// (shard.RunID), so that a report released by one shard's batch does
+	// not open in another shard's batch of the same round id.
+	relay := &pb.Model{Run: s.local.Run, Version: m.Version, Params: m.Params, KeyId: m.KeyId}
 	s.mu.Lock()
 	s.round = r
 	byWorker := map[*worker][]int64{}
@@ -1204,8 +1208,8 @@ func (c *claimBudget) LastRound(ctx context.Context, run string) (int64, error) 
 // from crypto/rand).
 type roundDummies struct {
 	run protocol.RunConfig
-	// bindRun is the run id reports are sealed to (the run's, also when
-	// run is a shard's part with its own id).
+	// bindRun is the run id reports are sealed to (run's own: in a
+	// sharded run the shard's id, shard.RunID).
 	bindRun string
 	keys    map[uint8]protocol.KeyConfig
 	mu      sync.Mutex

@@ -2,7 +2,10 @@ package protocol
 
 // Binding names the run and round a report is sealed for. A report sealed
 // for one (run, round) must not open for another, so a report cannot be
-// replayed into a different round or run.
+// replayed into a different round or run. Run is the ledger run id of the
+// shuffler that releases the report: the run's id, or in a sharded run the
+// shard's (RUN#shard-I-of-S, which names the shard), whose round ids are
+// its own, so that a report of one shard does not open in another's batch.
 type Binding struct {
 	Run   string
 	Round int64
