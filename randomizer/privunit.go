@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	mrand "math/rand/v2"
+	"sync"
 
 	"github.com/shuffledp/shuffledp/internal/logmath"
 	"gonum.org/v1/gonum/mathext"
@@ -49,7 +51,8 @@ type PrivUnit struct {
 	t        uint64  // P[cap] threshold
 	p        float64 // realised P[cap]
 	m        float64
-	epsBound float64 // realised worst-case log ratio, ≤ eps0
+	epsBound float64   // realised worst-case log ratio, ≤ eps0
+	pool     sync.Pool // *[]float64 scratch of length d for Randomize
 }
 
 // NewPrivUnit returns PrivUnit2 with parameter eps0 on B_2(a) ⊂ R^d.
@@ -142,23 +145,34 @@ func (r *PrivUnit) Scale() float64 { return r.m }
 func (r *PrivUnit) WorstCaseLogRatio() float64 { return r.epsBound }
 
 // Randomize returns the report a·V/m.
+//
+// The arithmetic is that of the construction above, operation for
+// operation, so a report is a deterministic function of x and the words
+// drawn from src (TestPrivUnitMatchesReference checks this bit for bit
+// against privUnitReference, the direct transcription kept in the tests).
+// What makes it fast is what it does not do: u is not stored (u_i = x_i·s
+// is recomputed where needed), the d normals are kept in a pooled scratch
+// vector instead of a fresh one.
 func (r *PrivUnit) Randomize(x []float64, src Source) (Report, error) {
 	if err := checkDomain(x, r.d, NormL2, r.a); err != nil {
 		return nil, err
 	}
 	rng := normals(src)
-	// u: x rounded to the sphere (x = 0: a uniformly random direction).
-	u := make([]float64, r.d)
+	sp := r.scratch()
+	defer r.pool.Put(sp)
+	g := (*sp)[:r.d]
+	// u: x rounded to the sphere, u_i = x_i·s (x = 0: a uniformly random
+	// direction, the only case that stores u).
+	var u []float64
+	var s float64
 	nx := l2Norm(x)
 	if nx > 0 {
-		s := 1 / nx
+		s = 1 / nx
 		if !Bernoulli(src, fracThreshold((1+math.Min(nx/r.a, 1))/2)) {
 			s = -s
 		}
-		for i, xi := range x {
-			u[i] = xi * s
-		}
 	} else {
+		u = make([]float64, r.d)
 		for i := range u {
 			u[i] = rng.NormFloat64()
 		}
@@ -167,7 +181,47 @@ func (r *PrivUnit) Randomize(x []float64, src Source) (Report, error) {
 			u[i] /= n
 		}
 	}
-	// t = <V,u>: cap with probability p.
+	t := r.capCoordinate(src, rng)
+	// w uniform on the unit sphere orthogonal to u: g ~ N(0, I_d), minus
+	// its component along u, normalised.
+	var gu float64
+	if u == nil {
+		for i := range g {
+			gi := rng.NormFloat64()
+			g[i] = gi
+			gu += gi * (x[i] * s)
+		}
+	} else {
+		for i := range g {
+			gi := rng.NormFloat64()
+			g[i] = gi
+			gu += gi * u[i]
+		}
+	}
+	gn := projectAndNorm(g, gu, x, s, u)
+	st := math.Sqrt(math.Max(0, 1-t*t))
+	scale := r.a / r.m
+	rep := make(Report, r.ReportSize())
+	rep[0] = header(kindPrivUnit)
+	out := rep[1:]
+	if u == nil {
+		for i, gi := range g {
+			v := (t*(x[i]*s) + st*gi/gn) * scale
+			binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(v))
+		}
+	} else {
+		for i, gi := range g {
+			v := (t*u[i] + st*gi/gn) * scale
+			binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(v))
+		}
+	}
+	return rep, nil
+}
+
+// capCoordinate draws t = <V,u>: from the cap [γ, 1] with probability p,
+// else from [−1, γ), each with the density ∝ (1−t²)^{(d−3)/2} of a
+// uniform point's coordinate, by inverting the incomplete beta function.
+func (r *PrivUnit) capCoordinate(src Source, rng *mrand.Rand) float64 {
 	var t float64
 	if Bernoulli(src, r.t) {
 		// 1 − X ~ Beta(α,α) restricted to [0, (1−γ)/2]: mass q.
@@ -180,27 +234,31 @@ func (r *PrivUnit) Randomize(x []float64, src Source) (Report, error) {
 			t = math.Nextafter(r.gamma, -1)
 		}
 	}
-	t = math.Max(-1, math.Min(1, t))
-	// w uniform on the unit sphere orthogonal to u.
+	return math.Max(-1, math.Min(1, t))
+}
+
+// projectAndNorm replaces g by g − gu·u, where u_i = x_i·s (or u itself
+// when u is not nil), and returns ||g||₂ (l2Norm).
+func projectAndNorm(g []float64, gu float64, x []float64, s float64, u []float64) float64 {
+	if u == nil {
+		for i := range g {
+			g[i] -= gu * (x[i] * s)
+		}
+	} else {
+		for i := range g {
+			g[i] -= gu * u[i]
+		}
+	}
+	return l2Norm(g)
+}
+
+// scratch returns a pooled vector of capacity d for the normals.
+func (r *PrivUnit) scratch() *[]float64 {
+	if sp, ok := r.pool.Get().(*[]float64); ok && cap(*sp) >= r.d {
+		return sp
+	}
 	g := make([]float64, r.d)
-	var gu float64
-	for i := range g {
-		g[i] = rng.NormFloat64()
-		gu += g[i] * u[i]
-	}
-	for i := range g {
-		g[i] -= gu * u[i]
-	}
-	gn := l2Norm(g)
-	st := math.Sqrt(math.Max(0, 1-t*t))
-	scale := r.a / r.m
-	rep := make(Report, r.ReportSize())
-	rep[0] = header(kindPrivUnit)
-	for i := range g {
-		v := (t*u[i] + st*g[i]/gn) * scale
-		binary.LittleEndian.PutUint64(rep[1+8*i:], math.Float64bits(v))
-	}
-	return rep, nil
+	return &g
 }
 
 func (r *PrivUnit) check(rep Report) error {
