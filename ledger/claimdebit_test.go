@@ -122,6 +122,56 @@ func TestDebitClaiming(t *testing.T) {
 	}
 }
 
+// downgradeToVersion2 rewrites the report IDs of s in schema version 2's
+// layout (one row per ID in report_ids, without version 3's index) and
+// sets the schema version to 2, as a version-2 program left the ledger; it
+// returns the number of (run, round) groups of IDs by run.
+func downgradeToVersion2(t *testing.T, s *SQLStore) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	type row struct {
+		run   string
+		round int64
+		ids   []byte
+	}
+	var stored []row
+	rows, err := s.db.QueryContext(ctx, `SELECT run, round, ids FROM report_id_rounds`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.run, &r.round, &r.ids); err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	insert := `INSERT INTO report_ids (run, id, round) VALUES ($1, $2, $3)`
+	if s.d.name == "postgres" {
+		insert = `INSERT INTO report_ids (run, id, round) VALUES ($1, CAST(encode($2::bytea, 'hex') AS uuid), $3)`
+	}
+	stmts := append(slices.Clone(s.d.migrations[1]), `DROP TABLE report_id_rounds`, `UPDATE meta SET value = '2' WHERE key = 'schema_version'`)
+	for _, stmt := range stmts {
+		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	groups := map[string]int{}
+	for _, r := range stored {
+		groups[r.run]++
+		for i := 0; i < len(r.ids); i += 16 {
+			if _, err := s.db.ExecContext(ctx, insert, r.run, r.ids[i:i+16], r.round); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return groups
+}
+
 // storedIDs counts the report IDs a store holds for run, by round.
 func storedIDs(t testing.TB, s Store, run string) map[int64]int {
 	t.Helper()
@@ -135,7 +185,13 @@ func storedIDs(t testing.TB, s Store, run string) map[int64]int {
 		}
 		return out
 	case *SQLStore:
-		rows, err := s.db.QueryContext(context.Background(), `SELECT round, count(*) FROM report_ids WHERE run = $1 GROUP BY round`, run)
+		q := `SELECT round, length(ids) / 16 FROM report_id_rounds WHERE run = $1`
+		if v, err := s.version(context.Background(), s.db); err != nil {
+			t.Fatal(err)
+		} else if v < 4 {
+			q = `SELECT round, count(*) FROM report_ids WHERE run = $1 GROUP BY round`
+		}
+		rows, err := s.db.QueryContext(context.Background(), q, run)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,6 +297,11 @@ func TestDebitClaimingPrunes(t *testing.T) {
 // rounds below each run's last debited round are deleted once (those of
 // the last debited round, of a later round, and of a run without entries
 // stay); later debits delete as TestDebitClaimingPrunes shows.
+//
+// The ledger opened is then at version 4, a round's IDs one row of
+// report_id_rounds: the IDs read back by round are those version 2 kept
+// and the migration to 3 did not delete, and a replay of a migrated ID
+// into another round is still refused.
 func TestMigrationToVersion3Prunes(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range sharedBackends {
@@ -264,16 +325,11 @@ func TestMigrationToVersion3Prunes(t *testing.T) {
 					t.Fatal(rep, err)
 				}
 			}
-			for _, stmt := range []string{`DROP INDEX report_ids_round`, `UPDATE meta SET value = '2' WHERE key = 'schema_version'`} {
-				if _, err := s.db.ExecContext(ctx, stmt); err != nil {
-					t.Fatal(err)
-				}
+			if got := downgradeToVersion2(t, s); got["r"] != 4 || got["idle"] != 1 {
+				t.Fatalf("version 2: rounds of ids by run %v, want r: rounds 0, 1, 2 and 7; idle: round 0", got)
 			}
 			if v, err := s.version(ctx, s.db); v != 2 || err != nil {
 				t.Fatalf("version %d, %v; want 2", v, err)
-			}
-			if got := storedIDs(t, s, "r"); len(got) != 4 {
-				t.Fatalf("version 2: ids by round %v, want rounds 0, 1, 2 and 7", got)
 			}
 			s.Close()
 			s = openTarget(t, target).(*SQLStore)
@@ -286,6 +342,9 @@ func TestMigrationToVersion3Prunes(t *testing.T) {
 			}
 			if got := storedIDs(t, s, "idle"); len(got) != 1 || got[0] != 1 {
 				t.Errorf("after the migration: the run without entries has ids by round %v, want its round 0's", got)
+			}
+			if rep, err := s.ClaimReportIDs(ctx, "r", 8, append(ids(20), ids(40)...)); err != nil || len(rep) != 1 || rep[0] != ids(20)[0] {
+				t.Errorf("a migrated round 7 id claimed in round 8: replays %x, %v; want the one id", rep, err)
 			}
 			if err := s.Check(ctx); err != nil {
 				t.Fatal(err)

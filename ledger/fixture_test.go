@@ -125,7 +125,8 @@ func TestOpenOldLedgerFile(t *testing.T) {
 		// The file is of schema version 2, which kept every id: read-only
 		// it holds those of rounds 0 and 1; opened for writing it is
 		// migrated to version 3, which deletes the ids of the rounds below
-		// the run's last debited round (3).
+		// the run's last debited round (3), and to version 4 (one row per
+		// round).
 		wantIDs := map[int64]int{0: 5, 1: 5}
 		if !ro {
 			wantIDs = map[int64]int{}

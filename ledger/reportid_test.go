@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func rid(b byte) [16]byte { return [16]byte{15: b} }
@@ -176,6 +177,59 @@ func TestClaimReportIDsRace(t *testing.T) {
 				if count[id] != claimers-1 {
 					t.Fatalf("id %x refused %d times, want %d", id, count[id], claimers-1)
 				}
+			}
+		})
+	}
+}
+
+// A claim reads the run's stored rounds and then writes its own round's
+// row, so two claims of one run must not interleave: here a second store
+// claims the same ids for round 1 while a first store's claim of round 0
+// is inside its transaction, not committed. The second claim waits (the
+// claim lock in PostgreSQL, the write lock in SQLite) and then finds every
+// id claimed under round 0: all replays. Without the lock it would read
+// before the first commit and record the ids under round 1 as well.
+func TestClaimWaitsForAClaimInFlight(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range sharedBackends {
+		t.Run(b.name, func(t *testing.T) {
+			target := b.target(t)
+			s1 := b.open(t, target).(*SQLStore)
+			defer s1.Close()
+			s2 := b.open(t, target).(*SQLStore)
+			defer s2.Close()
+			batch := randomIDs(100)
+			tx, err := s1.db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			if other, err := s1.claimTx(ctx, tx, "inflight", 0, batch); err != nil || other != nil {
+				t.Fatal(other, err)
+			}
+			second := make(chan [][16]byte, 1)
+			errs := make(chan error, 1)
+			go func() {
+				r, err := s2.ClaimReportIDs(ctx, "inflight", 1, batch)
+				errs <- err
+				second <- r
+			}()
+			select {
+			case err := <-errs:
+				t.Fatalf("the second claim returned (%v) while the first was in flight", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+			if r := <-second; len(r) != len(batch) {
+				t.Fatalf("second claim: %d replays, want all %d (claimed by the first)", len(r), len(batch))
+			}
+			if got := storedIDs(t, s1, "inflight"); len(got) != 1 || got[0] != len(batch) {
+				t.Errorf("stored ids by round %v, want round 0's %d", got, len(batch))
 			}
 		})
 	}

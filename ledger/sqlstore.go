@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -19,12 +18,14 @@ import (
 // report IDs of ReportIDStore; 3, an index of the report IDs by (run,
 // round), by which a debit deletes the IDs of the rounds below it
 // (pruneTx), and, once, the deletion of the IDs a version-2 ledger kept
-// of rounds below each run's last debited round. Opening a database of an older version for
+// of rounds below each run's last debited round; 4, a round's report IDs
+// in one row (report_id_rounds: run, round, the IDs concatenated), so that
+// a round's claim writes one row and its deletion deletes one. Opening a database of an older version for
 // writing migrates it, in one transaction, and records the new version in
 // its meta table; a database of a newer version is refused, never
 // misread. A read-only open reads versions MinSchemaVersion to
 // SchemaVersion and changes nothing.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // MinSchemaVersion is the oldest schema version this package reads.
 const MinSchemaVersion = 1
@@ -549,17 +550,17 @@ func (s *SQLStore) Check(ctx context.Context) error {
 // Close implements Store.
 func (s *SQLStore) Close() error { return s.db.Close() }
 
-// ClaimReportIDs implements ReportIDStore in one transaction of two
-// statements, each taking the ids as one parameter (the dialect's idSet: a
-// JSON array in SQLite, a uuid[] in PostgreSQL), so that a claim of 10,000
-// ids is two statements, not 10,000: an INSERT ... ON CONFLICT DO NOTHING
-// of every id, in key order (so that two claims of overlapping ids lock
-// them in one order and cannot deadlock), and, only if some ids were not
-// inserted, a SELECT of those recorded under another round. In PostgreSQL
-// the INSERT waits for a concurrent claim of the same id to commit, and the
-// SELECT, a new statement under READ COMMITTED, sees that claim; SQLite's
-// transaction holds the write lock throughout. Either way every id ends up
-// claimed by exactly one round.
+// ClaimReportIDs implements ReportIDStore in one transaction of at most
+// three statements whatever the number of ids (from schema version 4, a
+// round's IDs are one row of report_id_rounds, their 16-byte values
+// concatenated): the dialect's claim lock (PostgreSQL: an advisory lock of
+// the run, so that claims of one run are serialized; SQLite's transaction
+// holds the write lock throughout), a SELECT of the run's stored rounds,
+// compared with ids in memory, and one INSERT ... ON CONFLICT (run, round)
+// DO UPDATE of the round's row with its IDs and the new ones. Every id thus
+// ends up claimed by exactly one round. The stored rounds are what the
+// debits left (AppendClaiming deletes the rounds below the one it debits):
+// the last debited round's IDs, about one batch, however long the run.
 func (s *SQLStore) ClaimReportIDs(ctx context.Context, run string, round int64, ids [][16]byte) ([][16]byte, error) {
 	if err := validateClaim(run, round); err != nil {
 		return nil, err
@@ -584,29 +585,70 @@ func (s *SQLStore) ClaimReportIDs(ctx context.Context, run string, round int64, 
 }
 
 // claimTx is ClaimReportIDs' transaction for the distinct ids unique: it
-// returns those recorded under another round of run.
+// records those of unique not yet stored for run under round, and returns
+// those recorded under another round of run (not recorded again).
 func (s *SQLStore) claimTx(ctx context.Context, tx *sql.Tx, run string, round int64, unique [][16]byte) (map[[16]byte]bool, error) {
-	sorted := slices.SortedFunc(slices.Values(unique), func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) })
-	set, arg := s.d.idSet, s.d.idArg(sorted)
-	res, err := tx.ExecContext(ctx, `INSERT INTO report_ids (run, id, round)
-		SELECT $1, id, $2 FROM (`+set+`) AS ids WHERE true ORDER BY id
-		ON CONFLICT (run, id) DO NOTHING`, run, round, arg)
-	if err != nil {
-		return nil, err
-	}
-	inserted, err := res.RowsAffected()
-	if err != nil {
-		return nil, err
-	}
-	var other map[[16]byte]bool
-	if inserted < int64(len(sorted)) {
-		if other, err = s.claimedElsewhere(ctx, tx, run, round, set, arg); err != nil {
+	if s.d.claimLock != "" {
+		if _, err := tx.ExecContext(ctx, s.d.claimLock, run); err != nil {
 			return nil, err
 		}
 	}
-	if inserted > 0 {
-		faultpoint.Hit(PointClaimInTransaction)
+	// fresh[id]: id is to be recorded (not found stored so far).
+	fresh := make(map[[16]byte]bool, len(unique))
+	for _, id := range unique {
+		fresh[id] = true
 	}
+	rows, err := tx.QueryContext(ctx, `SELECT round, ids FROM report_id_rounds WHERE run = $1`, run)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var mine []byte // the IDs stored under round itself
+	var other map[[16]byte]bool
+	for rows.Next() {
+		var r int64
+		var b []byte
+		if err := rows.Scan(&r, &b); err != nil {
+			return nil, err
+		}
+		if len(b)%16 != 0 {
+			return nil, fmt.Errorf("%w: report IDs of run %q round %d: %d bytes, not a multiple of 16", ErrCorrupt, run, r, len(b))
+		}
+		for i := 0; i < len(b); i += 16 {
+			id := [16]byte(b[i : i+16])
+			if !fresh[id] {
+				continue
+			}
+			fresh[id] = false
+			if r != round {
+				if other == nil {
+					other = map[[16]byte]bool{}
+				}
+				other[id] = true
+			}
+		}
+		if r == round {
+			mine = b
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	all := slices.Grow(mine, 16*len(unique))
+	for _, id := range unique {
+		if fresh[id] {
+			all = append(all, id[:]...)
+		}
+	}
+	if len(all) == len(mine) {
+		return other, nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO report_id_rounds (run, round, ids) VALUES ($1, $2, $3)
+		ON CONFLICT (run, round) DO UPDATE SET ids = excluded.ids`, run, round, all); err != nil {
+		return nil, err
+	}
+	faultpoint.Hit(PointClaimInTransaction)
 	return other, nil
 }
 
@@ -660,44 +702,14 @@ func (s *SQLStore) AppendClaiming(ctx context.Context, e Entry, seen int64, ids 
 // does not open at the server in any later round, so its ID need not be
 // kept; the store then holds the IDs of the last debited round (and of
 // any later round claimed by ClaimReportIDs), however long the run. See
-// docs/report-ids.md for the argument.
+// docs/report-ids.md for the argument. A round's IDs are one row, so this
+// deletes one row per round.
 func (s *SQLStore) pruneTx(ctx context.Context, tx *sql.Tx, run string, round int64) error {
-	// The lower bound, the run's debited round before this one (whose ids
-	// the debit before deleted everything below), keeps the statement to
-	// the index range of the rounds to delete: entries deleted earlier
-	// and not yet vacuumed (PostgreSQL) lie below it and are not visited.
-	if _, err := tx.ExecContext(ctx, `DELETE FROM report_ids WHERE run = $1 AND round < $2
-		AND round >= (SELECT COALESCE(MAX(round), 0) FROM entries WHERE run = $1 AND round < $2)`, run, round); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM report_id_rounds WHERE run = $1 AND round < $2`, run, round); err != nil {
 		return err
 	}
 	faultpoint.Hit(PointPruneInTransaction)
 	return nil
-}
-
-// claimedElsewhere returns the ids of set (parameter $3) that run records
-// under a round other than round.
-func (s *SQLStore) claimedElsewhere(ctx context.Context, q querier, run string, round int64, set string, arg any) (map[[16]byte]bool, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+s.d.idBytes+` FROM report_ids
-		WHERE run = $1 AND round <> $2 AND id IN (`+set+`)`, run, round, arg)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var other map[[16]byte]bool
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return nil, err
-		}
-		if len(b) != 16 {
-			return nil, fmt.Errorf("%w: report ID of %d bytes", ErrCorrupt, len(b))
-		}
-		if other == nil {
-			other = map[[16]byte]bool{}
-		}
-		other[[16]byte(b)] = true
-	}
-	return other, rows.Err()
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

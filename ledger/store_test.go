@@ -304,12 +304,12 @@ func TestCheckFindsCorruption(t *testing.T) {
 	own := map[string][]struct{ name, sql string }{
 		"sqlite": {
 			// The pragmas hold for the store's one connection.
-			{"report id", `PRAGMA ignore_check_constraints = 1; INSERT INTO report_ids (run, id, round) VALUES ('r', x'00', 0)`},
+			{"report id", `PRAGMA ignore_check_constraints = 1; INSERT INTO report_id_rounds (run, round, ids) VALUES ('r', 0, x'00')`},
 			{"foreign key", `PRAGMA foreign_keys = 0; INSERT INTO entries SELECT 'gone', round, mechanism, event, reports, digest, created_at FROM entries`},
 		},
 		"postgres": {
 			{"unique key", `ALTER TABLE entries DROP CONSTRAINT entries_run_round_key`},
-			{"report id key", `ALTER TABLE report_ids DROP CONSTRAINT report_ids_pkey`},
+			{"report id key", `ALTER TABLE report_id_rounds DROP CONSTRAINT report_id_rounds_pkey`},
 			{"foreign key", `ALTER TABLE entries DROP CONSTRAINT entries_run_fkey`},
 		},
 	}
