@@ -232,6 +232,38 @@ type openRound struct {
 	// many reports were accepted.
 	expected int
 	complete chan struct{}
+	// size is the run's report length; block the memory accepted reports
+	// are copied into (keep).
+	size  int
+	block []byte
+}
+
+// keepReports is how many reports' bytes keep allocates at a time.
+const keepReports = 256
+
+// keep returns a copy of an accepted report's bytes in the round's own
+// memory, allocated keepReports reports at a time (at most the reports
+// still expected): the shuffler holds what it accepted and nothing of the
+// message it came in (which submitCodec decodes into one buffer per
+// chunk, so that a report aliasing it would keep the whole chunk alive).
+func (r *openRound) keep(sealed []byte) []byte {
+	if len(sealed) != r.size {
+		return slices.Clone(sealed)
+	}
+	if cap(r.block)-len(r.block) < r.size {
+		r.block = make([]byte, 0, r.size*max(1, min(keepReports, r.expected-r.accepted)))
+	}
+	n := len(r.block)
+	r.block = append(r.block, sealed...)
+	return r.block[n : n+r.size : n+r.size]
+}
+
+// unkeep gives back the memory of the report keep returned last, which
+// the Service refused (a duplicate, say): refused reports take no memory.
+func (r *openRound) unkeep(kept []byte) {
+	if n := len(r.block) - len(kept); len(kept) == r.size && n >= 0 && &r.block[n] == &kept[0] {
+		r.block = r.block[:n]
+	}
 }
 
 // NewShuffler returns a shuffler node; Run connects it to the server.
@@ -398,7 +430,8 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		return err
 	}
 	s.mu.Lock()
-	s.grpc = grpc.NewServer(serverOptions(s.cfg.TLS, serverLimits{recv: reportLimit(s.run), firstMessage: s.cfg.FirstMessage, idle: s.cfg.RoundTimeout, authorize: s.authorizeCall})...)
+	s.grpc = grpc.NewServer(append(serverOptions(s.cfg.TLS, serverLimits{recv: reportLimit(s.run), firstMessage: s.cfg.FirstMessage, idle: s.cfg.RoundTimeout, authorize: s.authorizeCall}),
+		grpc.ForceServerCodecV2(newSubmitCodec()))...)
 	pb.RegisterShufflerServer(s.grpc, s)
 	g := s.grpc
 	s.mu.Unlock()
@@ -611,7 +644,7 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 	}
 	sampled := s.svc.Sampled()
 	r := &openRound{id: round.ID, keyID: uint8(m.KeyId), ids: make(map[[protocol.ReportIDSize]byte]struct{}, len(sampled)),
-		expected: len(sampled), complete: make(chan struct{})}
+		expected: len(sampled), complete: make(chan struct{}), size: s.run.ReportBytes}
 	// The clients seal their reports to the relayed model's run and the
 	// round id: the run's id, or in a sharded run the shard's
 	// (shard.RunID), so that a report released by one shard's batch does
@@ -1093,7 +1126,9 @@ func (s *Shuffler) accept(chunk *pb.ReportChunk, rep *pb.Report) (Reason, bool) 
 	if rep.Client < s.lo || rep.Client >= s.lo+int64(s.local.Population) {
 		return RejectNotSampled, false
 	}
-	if err := s.svc.Submit(int(rep.Client-s.lo), chunk.Round, rep.Sealed); err != nil {
+	kept := r.keep(rep.Sealed)
+	if err := s.svc.Submit(int(rep.Client-s.lo), chunk.Round, kept); err != nil {
+		r.unkeep(kept)
 		switch {
 		case errors.Is(err, shuffler.ErrNotSampled):
 			return RejectNotSampled, false
