@@ -104,6 +104,57 @@ type Record struct {
 	// gaussian, add-remove for central-gaussian) and for the eps0-LDP
 	// randomizers (replace-one).
 	Adjacency string `json:"adjacency,omitempty"`
+	// ClipBias is the SIMULATION-ONLY diagnostic of train --clip-diagnostic
+	// (absent without it): the clip's bias measured on the training
+	// clients' own examples at the evaluated parameters.
+	ClipBias *ClipBias `json:"clip_bias,omitempty"`
+}
+
+// ClipBias measures, at one point of a run, how much the clients' clip
+// (an l_p clip, or R_inf's per-coordinate clamp) biases the average the
+// server estimates. SIMULATION ONLY: it reads every measured client's
+// clear gradient, which no role of a deployment ever sees, so it exists
+// only for simulated runs on the simulator's own data (train
+// --clip-diagnostic; a networked run refuses the flag) and costs no
+// privacy only because nothing of it is released by a deployment.
+//
+// With g_i the gradient of client i and x_i = clip(g_i) its clipped
+// gradient, g = mean g_i is the gradient of the training loss and
+// x = mean x_i the mean the randomizers estimate without bias.
+type ClipBias struct {
+	// Clients is the number of clients measured (every training client).
+	Clients int `json:"clients"`
+	// ClippedClients is the fraction of clients whose gradient the clip
+	// changed.
+	ClippedClients float64 `json:"clipped_clients"`
+	// ClampedCoordinates is the fraction of the clients' coordinates
+	// outside [-C, C] (the per-coordinate clamp; also reported for the
+	// other clips, whose clipped coordinates it does not count).
+	ClampedCoordinates float64 `json:"clamped_coordinates"`
+	// TrueNorm is ||g||, ClippedNorm ||x||.
+	TrueNorm    float64 `json:"true_norm"`
+	ClippedNorm float64 `json:"clipped_norm"`
+	// Cosine is cos(x, g): 1 for a clip that only rescales the mean.
+	Cosine float64 `json:"cosine"`
+	// Bias is ||x - s g|| / ||x|| at the s minimising it (the part of x
+	// that no rescaling of g explains: sqrt(1 - Cosine^2)).
+	Bias float64 `json:"bias"`
+	// CentredCosine and CentredNorm (logistic regression only; absent
+	// otherwise) are Cosine and ClippedNorm after removing from x and g
+	// the component common to all classes (for every input, and for the
+	// biases, the mean over classes): softmax predictions do not change
+	// along it, and logistic regression's true gradient has none (its
+	// softmax residuals sum to zero), while a clamp cuts the true class's
+	// large residual more than the others' small ones and adds one.
+	CentredCosine *float64 `json:"centred_cosine,omitempty"`
+	CentredNorm   *float64 `json:"centred_norm,omitempty"`
+	// MeanClippedSq is mean ||x_i||^2.
+	MeanClippedSq float64 `json:"mean_clipped_sq"`
+	// NoiseNorm (R_inf only; absent otherwise) is the root of the expected
+	// squared distance of a round's average of k reports from the mean of
+	// the sampled x_i: sqrt((M^2 - MeanClippedSq) / k), M the magnitude
+	// of R_inf's report (a d c C).
+	NoiseNorm *float64 `json:"noise_norm,omitempty"`
 }
 
 // Read reads a JSONL metrics file written by a run (one Record per

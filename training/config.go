@@ -166,6 +166,11 @@ type Config struct {
 	// reproducible. Client sampling and the shuffler's permutation still
 	// come from the seeded generator.
 	CryptoNoise bool
+	// ClipDiagnostic measures the clip's bias on the training clients at
+	// every evaluation (--clip-diagnostic; metrics.ClipBias,
+	// MeasureClipBias). SIMULATION ONLY: it reads every client's clear
+	// gradient; a networked run refuses it. It changes no step of the run.
+	ClipDiagnostic bool
 	// Command is the command line that started the run, copied into every
 	// metrics record so that a result can be re-run from its own file.
 	Command []string

@@ -31,6 +31,7 @@ type Options struct {
 	ProjectRadius           float64 // --project-radius
 	Workers                 int     // --workers
 	CryptoNoise             bool    // --crypto-noise
+	ClipDiagnostic          bool    // --clip-diagnostic (simulation only)
 	TestSize, Validation    int     // --test-size, --validation
 	Optimizer, AdamBetas    string  // --optimizer, --adam-betas: B1,B2
 	Momentum, AdamEps       float64 // --momentum, --adam-eps
@@ -66,7 +67,7 @@ func (o Options) Config(given func(flag string) bool, command []string) (Config,
 		Clip: o.Clip, Eps0: o.Eps0, Delta: o.Delta, Epochs: o.Epochs, LR: sched, Seed: o.Seed,
 		LRWarmup: o.LRWarmup, LRDecay: decay, Optimizer: opt, EMA: o.EMA,
 		TargetEpsilon: o.TargetEpsilon, EvalEvery: o.EvalEvery, ProjectRadius: o.ProjectRadius,
-		Workers: o.Workers, CryptoNoise: o.CryptoNoise,
+		Workers: o.Workers, CryptoNoise: o.CryptoNoise, ClipDiagnostic: o.ClipDiagnostic,
 		Command: command,
 	}
 	if o.Validation > 0 {

@@ -86,6 +86,9 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			rec.Eps0 = 0
 		}
 		t.gaussianFields(&rec) // gaussian.go
+		if err := t.clipBias(&rec); err != nil {
+			return err
+		}
 		if lossRounds > 0 {
 			rec.TrainLoss = finiteOrNil(lossSum / float64(lossRounds))
 		}

@@ -67,6 +67,7 @@ type Trainer struct {
 	cfg   Config
 	model model.Model
 	test  *data.Dataset
+	train *data.Dataset // the clients' examples, kept for Config.ClipDiagnostic only (simulation)
 	run   protocol.RunConfig
 
 	server    *server.Server
@@ -209,9 +210,14 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 	}
 	if o.remote != nil {
 		t.transport = &remote{src: o.remote, ledger: t.ledger, cfg: &t.cfg}
-	} else if t.transport, err = newSimulation(simConfig{cfg: cfg, run: t.run, model: m, train: train, sealer: sealer,
-		ledger: t.ledger, extra: o.budget, curator: t.server, noise: noise}); err != nil {
-		return nil, err
+	} else {
+		if cfg.ClipDiagnostic {
+			t.train = train
+		}
+		if t.transport, err = newSimulation(simConfig{cfg: cfg, run: t.run, model: m, train: train, sealer: sealer,
+			ledger: t.ledger, extra: o.budget, curator: t.server, noise: noise}); err != nil {
+			return nil, err
+		}
 	}
 	for range cfg.Workers {
 		t.eval = append(t.eval, m.NewWorker())

@@ -160,6 +160,9 @@ func (c *Config) CheckNetworked() error {
 	if c.NoiseSum {
 		return errors.New("noise-sum: a simulation shortcut (one summed noise vector); networked clients add their own noise")
 	}
+	if c.ClipDiagnostic {
+		return errors.New("clip-diagnostic: a simulation-only diagnostic (it reads every client's clear gradient); a networked server never sees one")
+	}
 	return nil
 }
 

@@ -81,6 +81,7 @@ func addTrainFlags(fl *pflag.FlagSet, f *trainFlags) {
 	fl.Float64Var(&f.ProjectRadius, "project-radius", 0, "project the parameters onto the l2 ball of this radius after every step (0 = no projection)")
 	fl.IntVar(&f.Workers, "workers", 0, "goroutines computing client gradients (0 = GOMAXPROCS; results do not depend on it)")
 	fl.BoolVar(&f.CryptoNoise, "crypto-noise", false, "draw client randomizer noise from crypto/rand (not reproducible)")
+	fl.BoolVar(&f.ClipDiagnostic, "clip-diagnostic", false, "SIMULATION ONLY: at every evaluation measure the clip's bias on the training clients' clear gradients (metrics clip_bias: clipped fraction, cosine and norms of the mean clipped against the mean gradient, R_inf's noise); changes no step; refused by networked runs")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar on stderr")
 	fl.IntVar(&f.TestSize, "test-size", 0, "evaluate on the first this many test examples (0 = all)")
 	fl.IntVar(&f.Validation, "validation", 0, "tune honestly: hold out this many training examples (a fixed random split), train on the rest and evaluate on them instead of the test set, which is then never evaluated; metrics say eval_set \"validation\" (0 = off)")
