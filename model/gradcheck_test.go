@@ -123,6 +123,7 @@ func TestParameterCounts(t *testing.T) {
 		want int
 	}{
 		{"logreg", 7850}, // 10*(784+1)
+		{"logreg-dct", 7065}, // 9*(784+1)
 		{"mlp", 101770},  // 128*785 + 10*129
 	} {
 		m, err := New(tc.name, 784, 10)

@@ -34,8 +34,8 @@ func zero(v []float64) {
 	}
 }
 
-// New constructs the model with the given name ("cnn", "cnn-tanh", "mlp"
-// or "logreg") for examples of inputDim values and the given number of
+// New constructs the model with the given name ("cnn", "cnn-tanh", "mlp",
+// "logreg" or "logreg-dct") for examples of inputDim values and the given number of
 // classes. "cnn" is Table1CNN (NeurIPS'21 Table 1, ReLU, 26,010 parameters
 // on MNIST), "cnn-tanh" is AuthorsCNN (the authors' released code: tanh, 16
 // filters in conv2, 13,706 parameters); both need square single-channel
@@ -45,6 +45,8 @@ func New(name string, inputDim, classes int) (Model, error) {
 	switch name {
 	case "logreg":
 		return NewLogReg(inputDim, classes)
+	case "logreg-dct":
+		return NewLogRegDCT(inputDim, classes)
 	case "mlp":
 		return NewMLP(inputDim, DefaultMLPHidden, classes)
 	case "cnn", "cnn-tanh":
@@ -63,4 +65,4 @@ func New(name string, inputDim, classes int) (Model, error) {
 }
 
 // Names lists the architectures New accepts.
-var Names = []string{"cnn", "cnn-tanh", "mlp", "logreg"}
+var Names = []string{"cnn", "cnn-tanh", "mlp", "logreg", "logreg-dct"}

@@ -58,7 +58,7 @@ func addTrainFlags(fl *pflag.FlagSet, f *trainFlags) {
 	addTrainGaussianFlags(fl, &f.Gaussian)
 	fl.StringVar(&f.Dataset, "dataset", "mnist", "dataset: mnist (IDX files in --data-dir), or synthetic (random data of MNIST shape, for throughput measurements)")
 	fl.StringVar(&f.DataDir, "data-dir", "", "`DIR` holding the dataset (for mnist: shuffledp data fetch mnist fills "+data.DefaultMNISTDir+")")
-	fl.StringVar(&f.Model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1: ReLU, 32 filters in conv2), cnn-tanh (the authors' network: tanh, 16 filters, d = 13,706), mlp or logreg")
+	fl.StringVar(&f.Model, "model", "cnn", "model: cnn (NeurIPS'21 Table 1: ReLU, 32 filters in conv2), cnn-tanh (the authors' network: tanh, 16 filters, d = 13,706), mlp, logreg or logreg-dct (logreg in a DCT basis of the sum-zero logits: same classifiers, the residual spread over classes-1 rows, d = (classes-1)(inputs+1))")
 	fl.IntVar(&f.Clients, "clients", 60000, "n: number of clients, each holding one training example (the first n)")
 	fl.IntVar(&f.Sample, "sample", 10000, "k: clients sampled without replacement per round")
 	fl.StringVar(&f.Randomizer, "randomizer", "rinf", "local randomizer: none (non-private baseline), rinf, r1, r2, privunit (the R_2 arXiv Fig. 5(b) names), djw (Duchi-Jordan-Wainwright l2, the R_2 of the authors' code), gaussian (each client adds N(0, C^2 sigma^2 I): DP-SGD in the shuffle model) or central-gaussian (the central-DP baseline; see Gaussian runs below)")
