@@ -122,9 +122,9 @@ func TestParameterCounts(t *testing.T) {
 		name string
 		want int
 	}{
-		{"logreg", 7850}, // 10*(784+1)
+		{"logreg", 7850},     // 10*(784+1)
 		{"logreg-dct", 7065}, // 9*(784+1)
-		{"mlp", 101770},  // 128*785 + 10*129
+		{"mlp", 101770},      // 128*785 + 10*129
 	} {
 		m, err := New(tc.name, 784, 10)
 		if err != nil {
