@@ -32,6 +32,16 @@ ENTRIES = [
      "results/neurips21-fig3-fig6/best-eps3-s*.jsonl", None),
     ("shuffle DJW (R_2), cnn-tanh (earlier runs)", "Fig. 6 preset, eps0 2, k 2,000, 6,000 rounds",
      "results/neurips21-fig3-fig6/preset-fig6-s*.jsonl", None),
+    ("shuffle Gaussian, ScatterNet + logreg, zero-out (ICLR'23 Fig. 1a mechanism)",
+     "k 100, sigma 1.4, C 0.1 l2, 117,600 rounds, lr 0.765 cosine; ledger zero-out",
+     "results/frontier/test/t-g-k100-sig1.4-s*.jsonl", None),
+    # The same runs under replace-one: the ledger is zero-out, so the epsilon is re-accounted
+    # (REACCOUNTED below) with
+    #   shuffledp account --mechanism subsampled-shuffle-gaussian --n 60000 --k 100 --sigma 1.4 \
+    #     --steps 117600 --delta 1e-5 --adjacency replace-one
+    ("shuffle Gaussian, ScatterNet + logreg, replace-one (ICLR'23 Fig. 1a mechanism)",
+     "the same runs, re-accounted under replace-one (`shuffledp account ... --adjacency replace-one`)",
+     "results/frontier/test/t-g-k100-sig1.4-s*.jsonl", None),
     ("shuffle Gaussian, cnn-tanh, zero-out (ICLR'23 Fig. 1a)", "sigma 0.86, 1 seed; zero-out adjacency (replace-one is larger)",
      "results/iclr23-fig1/fig1a-shuffle-noisesum-cos30.jsonl", None),
     ("central DP-SGD, cnn-tanh, add-remove (ICLR'23 Fig. 1a)", "trusted server; Poisson sampling; 1 seed",
@@ -41,6 +51,13 @@ ENTRIES = [
     ("non-private ScatterNet + logreg (3-seed mean; one seed ended at 84.9%)", "randomizer none, batch 1,000, lr 100, 10 epochs",
      "results/frontier/test/t-nonprivate-s*.jsonl", None),
 ]
+
+
+# Series whose epsilon is not the ledger's but the same rounds re-accounted under another
+# adjacency (the command is beside the entry above): series -> epsilon.
+REACCOUNTED = {
+    "shuffle Gaussian, ScatterNet + logreg, replace-one (ICLR'23 Fig. 1a mechanism)": 1.407,  # 1.406993624405366, rounded up
+}
 
 
 def read(path, at):
@@ -72,7 +89,7 @@ def main():
             tsv.append("line\t%s\t-\t%.6f\t%.6f" % (series, mean, sd))
             epstext = "none (not private)"
         else:
-            e = max(eps)
+            e = REACCOUNTED.get(series, max(eps))
             tsv.append("point\t%s\t%.6g\t%.6f\t%.6f" % (series, e, mean, sd))
             epstext = "%.4g" % e
         print("| %s | %s | %.2f%% ± %.2f | %d | %s | `%s/` %s |" % (series, epstext, 100 * mean, 100 * sd, len(files), conf, rel, names))
