@@ -106,6 +106,7 @@ func sqliteDialect(busy time.Duration) *dialect {
 			) WITHOUT ROWID`},
 			pruneMigration,
 			roundsMigration(`BLOB`, `typeof(ids) = 'blob' AND length(ids) % 16 = 0`, `unhex(group_concat(hex(id), ''))`),
+			fenceMigration,
 		},
 		metaExists: `SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'meta'`,
 		transient:  isBusy,
@@ -135,6 +136,7 @@ var postgresDialect = &dialect{
 		)`},
 		pruneMigration,
 		roundsMigration(`BYTEA`, `octet_length(ids) % 16 = 0`, `string_agg(uuid_send(id), ''::bytea)`),
+		fenceMigration,
 	},
 	metaExists: `SELECT to_regclass('meta') IS NOT NULL`,
 	// The lock's key is "shuffled" in ASCII.
@@ -249,6 +251,9 @@ func postgresCheck(ctx context.Context, db *sql.DB, version int) error {
 		want = append(want, struct{ table, kind, what string }{"report_id_rounds", "p", "the primary key (run, round) of report_id_rounds"})
 	case version >= 2:
 		want = append(want, struct{ table, kind, what string }{"report_ids", "p", "the primary key (id, run) of report_ids"})
+	}
+	if version >= 5 {
+		want = append(want, struct{ table, kind, what string }{"fences", "p", "the primary key (key) of fences"})
 	}
 	for _, c := range want {
 		var n int

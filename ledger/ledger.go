@@ -35,6 +35,12 @@ type Options struct {
 	// then stops later than without it, never past the target. Not a run
 	// parameter: a process decides it, like Target.
 	PLDStop bool
+	// Fence, if not nil, fences every debit (Fence): the store must be a
+	// Fencer, and a debit commits only while the fence's key is still at
+	// its epoch, checked in the debit's transaction (ErrFenced otherwise,
+	// nothing written). A shard's replica debits under its lease's fence.
+	// Not a run parameter either.
+	Fence *Fence
 }
 
 // Ledger holds the privacy budget of one run on top of a Store. Every
@@ -59,6 +65,7 @@ type Ledger struct {
 	store   Store
 	target  float64
 	pldStop bool
+	fence   *Fence
 	now     func() time.Time
 
 	mu   sync.Mutex
@@ -84,7 +91,14 @@ func Open(ctx context.Context, store Store, run string, opts Options) (*Ledger, 
 	if p := sameParams(got, want); p != "" {
 		return nil, fmt.Errorf("%w: run %q has %s", ErrRunMismatch, run, describeParam(p, got, want))
 	}
-	l := &Ledger{store: store, target: opts.Target, now: time.Now, book: newBook(got), pldStop: opts.PLDStop}
+	if opts.Fence != nil {
+		if _, ok := store.(Fencer); !ok {
+			return nil, fmt.Errorf("ledger of run %q: a fenced ledger needs a store that fences debits (SQLStore, MemoryStore), not %T", run, store)
+		}
+		f := *opts.Fence
+		opts.Fence = &f
+	}
+	l := &Ledger{store: store, target: opts.Target, now: time.Now, book: newBook(got), pldStop: opts.PLDStop, fence: opts.Fence}
 	if err := l.reload(ctx); err != nil {
 		return nil, err
 	}
@@ -125,6 +139,9 @@ const maxAttempts = 8
 // and writes nothing: the caller must discard the batch.
 func (l *Ledger) Debit(ctx context.Context, round int64, ev event.Event, reports int, digest [32]byte) error {
 	_, err := l.debit(ctx, round, ev, reports, digest, func(e Entry, seen int64) (bool, [][16]byte, error) {
+		if l.fence != nil {
+			return l.store.(Fencer).AppendFenced(ctx, *l.fence, e, seen, false, nil)
+		}
 		existed, err := l.store.Append(ctx, e, seen)
 		return existed, nil, err
 	})
@@ -151,6 +168,11 @@ func (l *Ledger) DebitClaiming(ctx context.Context, round int64, ev event.Event,
 	rs, ok := l.store.(ReportIDStore)
 	if !ok {
 		return nil, fmt.Errorf("debit run %q round %d: the store keeps no report IDs", l.Run(), round)
+	}
+	if l.fence != nil {
+		return l.debit(ctx, round, ev, reports, digest, func(e Entry, seen int64) (bool, [][16]byte, error) {
+			return l.store.(Fencer).AppendFenced(ctx, *l.fence, e, seen, true, ids)
+		})
 	}
 	ca, ok := l.store.(ClaimAppender)
 	if !ok {

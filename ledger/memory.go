@@ -18,7 +18,9 @@ type MemoryStore struct {
 	entries map[string][]Entry // sorted by round
 	// reportIDs maps a run to its claimed report IDs and their rounds.
 	reportIDs map[string]map[[16]byte]int64
-	closed    bool
+	// fences holds the epoch of every fence (Fencer).
+	fences map[string]int64
+	closed bool
 }
 
 // NewMemoryStore returns an empty in-memory store.
@@ -141,14 +143,19 @@ func (m *MemoryStore) AppendClaiming(ctx context.Context, e Entry, seen int64, i
 	if err := m.checkAppend(ctx, e); err != nil {
 		return false, nil, err
 	}
-	unique, dup := claimPlan(ids)
-	if dup != nil {
-		return false, claimReplays(ids, dup, nil), nil
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return false, nil, errClosed
+	}
+	return m.appendClaimingLocked(e, seen, ids)
+}
+
+// appendClaimingLocked is AppendClaiming with m.mu held.
+func (m *MemoryStore) appendClaimingLocked(e Entry, seen int64, ids [][16]byte) (bool, [][16]byte, error) {
+	unique, dup := claimPlan(ids)
+	if dup != nil {
+		return false, claimReplays(ids, dup, nil), nil
 	}
 	claimed := m.reportIDs[e.Run]
 	var other map[[16]byte]bool

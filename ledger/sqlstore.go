@@ -20,12 +20,14 @@ import (
 // (pruneTx), and, once, the deletion of the IDs a version-2 ledger kept
 // of rounds below each run's last debited round; 4, a round's report IDs
 // in one row (report_id_rounds: run, round, the IDs concatenated), so that
-// a round's claim writes one row and its deletion deletes one. Opening a database of an older version for
+// a round's claim writes one row and its deletion deletes one; 5, the
+// fences' epochs (table fences, Fencer), which a fenced debit checks in
+// its transaction. Opening a database of an older version for
 // writing migrates it, in one transaction, and records the new version in
 // its meta table; a database of a newer version is refused, never
 // misread. A read-only open reads versions MinSchemaVersion to
 // SchemaVersion and changes nothing.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // MinSchemaVersion is the oldest schema version this package reads.
 const MinSchemaVersion = 1
@@ -657,6 +659,12 @@ func (s *SQLStore) claimTx(ctx context.Context, tx *sql.Tx, run string, round in
 // fsync), and the report IDs of the rounds below it are deleted in that
 // commit (a rolled-back debit deletes none).
 func (s *SQLStore) AppendClaiming(ctx context.Context, e Entry, seen int64, ids [][16]byte) (bool, [][16]byte, error) {
+	return s.appendClaiming(ctx, e, seen, true, ids, nil)
+}
+
+// appendClaiming is AppendClaiming (claim) or Append (!claim, ids nil),
+// under fence if not nil (fenceTx first in the transaction).
+func (s *SQLStore) appendClaiming(ctx context.Context, e Entry, seen int64, claim bool, ids [][16]byte, fence *Fence) (bool, [][16]byte, error) {
 	text, err := s.prepareAppend(&e)
 	if err != nil {
 		return false, nil, err
@@ -669,6 +677,11 @@ func (s *SQLStore) AppendClaiming(ctx context.Context, e Entry, seen int64, ids 
 	var replays [][16]byte
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		existed, replays = false, nil
+		if fence != nil {
+			if err := fenceTx(ctx, tx, *fence); err != nil {
+				return err
+			}
+		}
 		if len(unique) > 0 {
 			other, err := s.claimTx(ctx, tx, e.Run, e.Round, unique)
 			if err != nil {
@@ -680,7 +693,7 @@ func (s *SQLStore) AppendClaiming(ctx context.Context, e Entry, seen int64, ids 
 			}
 		}
 		var err error
-		if existed, err = s.appendTx(ctx, tx, e, text, seen); err != nil {
+		if existed, err = s.appendTx(ctx, tx, e, text, seen); err != nil || !claim {
 			return err
 		}
 		return s.pruneTx(ctx, tx, e.Run, e.Round)
@@ -688,6 +701,8 @@ func (s *SQLStore) AppendClaiming(ctx context.Context, e Entry, seen int64, ids 
 	switch {
 	case errors.Is(err, errRollback):
 		return existed, replays, nil
+	case err != nil && !claim:
+		return false, nil, fmt.Errorf("append run %q round %d: %w", e.Run, e.Round, err)
 	case err != nil:
 		return false, nil, fmt.Errorf("append run %q round %d with %d report IDs: %w", e.Run, e.Round, len(ids), err)
 	}

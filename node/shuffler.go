@@ -393,10 +393,17 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		}
 		defer s.lease.Release()
 	}
+	var fence *ledger.Fence
+	if s.lease != nil {
+		// A shard's replica debits under its lease's fence: once another
+		// replica took the shard, this one's debits fail in their own
+		// transaction (ledger.ErrFenced), whatever its lease check said.
+		fence = s.lease.Fence()
+	}
 	l, err := ledger.Open(ctx, s.cfg.Store, s.local.Run, ledger.Options{Delta: s.cfg.Delta, Target: target,
 		// The same stop as the server's loop (training.Config.LedgerOptions):
 		// past the cheap routes, the PLD route may admit further rounds.
-		PLDStop: true})
+		PLDStop: true, Fence: fence})
 	if err != nil {
 		return fmt.Errorf("shuffler: ledger: %w", err)
 	}
@@ -743,8 +750,10 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 		return true, nil
 	case rel.Round != 0: // debited, not forwarded
 		return false, err
-	case errors.Is(err, shard.ErrLeaseLost):
-		// Another replica may serve the shard now: stop, debiting nothing.
+	case errors.Is(err, shard.ErrLeaseLost), errors.Is(err, ledger.ErrFenced):
+		// Another replica may serve the shard now (or does: its lease
+		// advanced the shard's fence, and the debit's transaction refused
+		// this one's): stop, debiting nothing.
 		return false, err
 	case errors.Is(err, ledger.ErrBudgetExhausted):
 		s.stats.add(func(st *Stats) { st.Discarded++ })
@@ -1172,7 +1181,8 @@ func (s *Shuffler) decline(chunk *pb.ReportChunk, d *pb.ClientCredential) (Reaso
 // is discarded and nothing is debited or claimed.
 type claimBudget struct {
 	inner *shuffler.LedgerBudget
-	// lease, in a sharded run, is the shard's: checked before every debit.
+	// lease, in a sharded run, is the shard's: checked before every debit
+	// (an early stop; the ledger's fence decides).
 	lease *shard.Lease
 	// dummies, if not nil, are the round's dummy reports handed to the
 	// Service at release: their ids are claimed with the clients'.

@@ -15,7 +15,11 @@
 // PostgreSQL session-level advisory lock on a key derived from (run,
 // shard) (Lease); a standby blocks on the lock and takes the shard over
 // when the active replica's session ends (a crash closes its connection).
-// The lease decides who works; safety does not rest on it: the ledger's
-// UNIQUE (run, round) key and stale-view check forbid a double debit, and
-// the Collector takes at most one batch per (shard, round).
+// The lease decides who works and fences its debits: taking it advances
+// the shard's epoch in the ledger (ledger.AdvanceFenceOn), and the
+// replica's debits commit only while that epoch is still its own
+// (ledger.Options.Fence, checked in the debit's transaction), so a replica
+// that lost the shard cannot debit; the ledger's UNIQUE (run, round) key
+// and stale-view check forbid a double debit of a round id, and the
+// Collector takes at most one batch per (shard, round).
 package shard

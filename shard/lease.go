@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/shuffledp/shuffledp/ledger"
 )
 
 // ErrLeaseLost is returned by Lease.Check when the lease's session no
@@ -41,25 +43,34 @@ func LeaseKey(run string, i, shards int) int64 {
 // closed by the kernel) or cut off (the server's TCP keepalive ends the
 // session) hands the shard to the next waiter without anyone's help.
 //
-// A lease is not a fence: between Check and a debit the session may end.
-// What makes a double debit impossible is the ledger (its UNIQUE (run,
-// round) key and stale-view check: an old holder that debits after the new
-// one gets ErrStale or ErrConflict), and what makes a double release
-// impossible is the Collector (one batch per shard and round).
+// The lock alone is not a fence: between Check and a debit the session
+// may end (a replica paused, cut off, then resumed after a standby took
+// the shard over). So taking the lease also advances the shard's fence in
+// the ledger (ledger.AdvanceFenceOn, key the shard's run id, on the
+// lease's own session while it holds the lock), and the replica debits
+// under Fence (ledger.Options.Fence): its debit's transaction checks that
+// the shard's epoch is still its own, so a replica that lost the shard
+// cannot debit once the next holder took it (ledger.ErrFenced), and a
+// debit it committed before is in the ledger the next holder reads. What
+// makes a double release impossible is the Collector (one batch per shard
+// and round).
 type Lease struct {
 	db    *sql.DB
 	conn  *sql.Conn
 	key   int64
 	run   string
 	shard int
+	fence ledger.Fence
 	// Waited is how long Acquire waited for the lock.
 	Waited time.Duration
 }
 
 // Acquire takes the lease of shard i of run in shards shards in the PostgreSQL database at url,
 // waiting (pg_advisory_lock) while another session holds it: a standby
-// blocks here until the active replica's session ends. It returns when
-// the lock is held, or with ctx's error.
+// blocks here until the active replica's session ends. Once the lock is
+// held it advances the shard's fence (the ledger in that database must
+// have been opened for writing: schema version 5, table fences). It
+// returns when both are done, or with ctx's error.
 func Acquire(ctx context.Context, url string, run string, i, shards int) (*Lease, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
@@ -88,12 +99,24 @@ func Acquire(ctx context.Context, url string, run string, i, shards int) (*Lease
 		return nil, fmt.Errorf("shard lease of run %q shard %d: %w", run, i, err)
 	}
 	l.Waited = time.Since(start)
+	if l.fence, err = ledger.AdvanceFenceOn(ctx, conn, RunID(run, i, shards)); err != nil {
+		l.Release()
+		return nil, fmt.Errorf("shard lease of run %q shard %d: %w", run, i, err)
+	}
 	return l, nil
+}
+
+// Fence returns the shard's fencing token this lease took: the replica's
+// ledger debits under it (ledger.Options.Fence).
+func (l *Lease) Fence() *ledger.Fence {
+	f := l.fence
+	return &f
 }
 
 // Check returns nil if the lease's session still holds the shard's lock,
 // and an error wrapping ErrLeaseLost otherwise (the query itself failing
-// counts as lost: the session is gone or unreachable).
+// counts as lost: the session is gone or unreachable). It stops a replica
+// early; the fence, checked in the debit's transaction, decides.
 func (l *Lease) Check(ctx context.Context) error {
 	var held bool
 	err := l.conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks

@@ -39,6 +39,10 @@ func TestLease(t *testing.T) {
 	url := pgtest.NewSchema(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	if _, err := Acquire(ctx, url, "lease", 0, 2); err == nil {
+		t.Fatal("a lease taken in a database without a ledger (no fences to advance)")
+	}
+	openLedger(t, url)
 	a, err := Acquire(ctx, url, "lease", 0, 2)
 	if err != nil {
 		t.Fatal(err)

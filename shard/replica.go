@@ -98,7 +98,7 @@ func RunReplica(ctx context.Context, cfg ReplicaConfig) error {
 	if cfg.Leased != nil {
 		cfg.Leased(lease)
 	}
-	l, err := ledger.Open(ctx, cfg.Store, part.Run, ledger.Options{Delta: cfg.Delta, Target: cfg.Target})
+	l, err := ledger.Open(ctx, cfg.Store, part.Run, ledger.Options{Delta: cfg.Delta, Target: cfg.Target, Fence: lease.Fence()})
 	if err != nil {
 		return fmt.Errorf("shard %d: ledger: %w", cfg.Shard, err)
 	}
@@ -150,9 +150,11 @@ type fencedBudget struct {
 	shuffler.LedgerBudget
 }
 
-// Debit implements shuffler.Budget: the lease is checked, then the ledger
-// debited (its stale-view check refusing a debit on rows another replica
-// has written since this one loaded them).
+// Debit implements shuffler.Budget: the lease is checked (an early stop),
+// then the ledger debited under the lease's fence (ledger.ErrFenced once
+// another replica took the shard, checked in the debit's transaction; the
+// stale-view check refusing a debit on rows another replica has written
+// since this one loaded them).
 func (b *fencedBudget) Debit(ctx context.Context, r shuffler.Release) error {
 	if err := b.lease.Check(ctx); err != nil {
 		return err
