@@ -14,6 +14,7 @@
 //	DIR/shuffler.http-addr
 //	DIR/shuffler-I/                 with Config.Shards: shuffler I's state
 //	                                (its ledger rows are in Config.Ledger)
+//	DIR/shuffler-I-standby/         with Config.Standby: its standby's
 //	DIR/pki/                        pki init's directory: operator/ (CA key,
 //	                                client secret), server/, shuffler/ and
 //	                                client/ bundles (each child is given its
@@ -107,6 +108,14 @@ type Config struct {
 	// are not offered with shards.
 	Shards int
 	Ledger string
+	// Standby, with Shards, starts a standby shuffler for every shard
+	// (state DIR/shuffler-I-standby/) on its shard's address: it waits for
+	// the shard's lease, and when the active replica exits (a crash, a
+	// kill) it takes the shard over, binds the address, and the shard's
+	// client processes reconnect to it. The exit of one of a shard's two
+	// replicas does not end the run while the other runs; standbys still
+	// waiting when the run is over are stopped.
+	Standby bool
 }
 
 // ErrInterrupted is returned when ctx was cancelled: every child was
@@ -148,6 +157,8 @@ func Up(ctx context.Context, cfg Config) error {
 		case cfg.Metrics || cfg.Dashboard || cfg.MinConnected > 0:
 			return errors.New("up: --prometheus, --dashboard and --min-connected are not offered with --shards (start the roles by hand: docs/shards.md)")
 		}
+	} else if cfg.Standby {
+		return errors.New("up: --standby needs --shards S (S >= 2): a standby waits for its shard's lease in the shared PostgreSQL ledger")
 	}
 	abs, err := filepath.Abs(cfg.State)
 	if err != nil {
@@ -277,7 +288,7 @@ func Up(ctx context.Context, cfg Config) error {
 		}
 		clients = append(clients, c)
 	}
-	return runGroup(ctx, g, srv, clients, []*child{shuf})
+	return runGroup(ctx, g, srv, clients, []*child{shuf}, nil)
 }
 
 // startClient enrols clients lo..hi-1 (once: their credentials file is
@@ -310,8 +321,11 @@ func startClient(g *group, cfg Config, abs, pkiDir string, enr *pki.Enroller, lo
 
 // runGroup runs until the server exits (the run is over, or it failed), a
 // child fails, or ctx is cancelled, and stops the others in order:
-// clients, shufflers, server.
-func runGroup(ctx context.Context, g *group, srv *child, clients, shufs []*child) error {
+// clients, shufflers, server. With replicas (up --standby), a shuffler's
+// exit is not a failure while another replica of its shard runs, and the
+// standbys still waiting for their lease when the run is over are stopped
+// at once.
+func runGroup(ctx context.Context, g *group, srv *child, clients, shufs []*child, reps *replicas) error {
 	for {
 		select {
 		case c := <-g.exited:
@@ -321,11 +335,19 @@ func runGroup(ctx context.Context, g *group, srv *child, clients, shufs []*child
 					return fmt.Errorf("server: %w", c.err)
 				}
 				// The run is over: the shufflers and the clients finish by
-				// themselves once told; give them a grace period.
+				// themselves once told; give them a grace period. A standby
+				// still waiting for its lease would wait for ever.
+				if reps != nil {
+					g.stop(reps.waiting()...)
+				}
 				if g.waitOrStop(ctx, finishGrace, append(clients, shufs...)...) != nil {
 					return ErrInterrupted
 				}
 				return nil
+			}
+			if c.err != nil && reps != nil && reps.survives(c) {
+				g.logf("up: %s exited (%v); another replica of its shard goes on", c.name, c.err)
+				continue
 			}
 			if c.err != nil {
 				g.stop(clients...)
@@ -354,19 +376,45 @@ func upShards(ctx context.Context, g *group, cfg Config, abs, pkiDir string, enr
 	}
 	perShard := max(1, cfg.ClientProcesses/cfg.Shards)
 	var shufs, clients []*child
-	for i := range cfg.Shards {
-		addrFile := filepath.Join(abs, fmt.Sprintf("shuffler-%d.addr", i))
+	var reps *replicas
+	if cfg.Standby {
+		reps = &replicas{shard: map[*child]int{}, addrFile: map[*child]string{}}
+	}
+	// replica starts a shuffler of shard i, its state in DIR/dir, named
+	// for the output's prefix.
+	replica := func(i int, dir, name, listen string) (*child, string, error) {
+		addrFile := filepath.Join(abs, dir+".addr")
 		os.Remove(addrFile)
-		args := append([]string{base[0], "--listen=127.0.0.1:0", "--addr-file=" + addrFile, "--state=" + filepath.Join(abs, fmt.Sprintf("shuffler-%d", i)),
+		args := append([]string{base[0], "--listen=" + listen, "--addr-file=" + addrFile, "--state=" + filepath.Join(abs, dir),
 			"--ledger=" + cfg.Ledger, fmt.Sprintf("--shard=%d", i), fmt.Sprintf("--shards=%d", cfg.Shards)}, base[1:]...)
-		sh, err := g.start(cfg.Exe, fmt.Sprintf("shuffler %d", i), args)
+		sh, err := g.start(cfg.Exe, name, args)
+		if err != nil {
+			return nil, "", err
+		}
+		shufs = append(shufs, sh)
+		if reps != nil {
+			reps.add(sh, i, addrFile)
+		}
+		return sh, addrFile, nil
+	}
+	for i := range cfg.Shards {
+		sh, addrFile, err := replica(i, fmt.Sprintf("shuffler-%d", i), fmt.Sprintf("shuffler %d", i), "127.0.0.1:0")
 		if err != nil {
 			return g.fail(err)
 		}
-		shufs = append(shufs, sh)
 		addr, err := g.waitAddr(ctx, addrFile, sh)
 		if err != nil {
 			return g.fail(err)
+		}
+		g.logf("up: shuffler %d (pid %d) serves shard %d on %s", i, sh.cmd.Process.Pid, i, addr)
+		if cfg.Standby {
+			// The standby binds the same address once it holds the lease
+			// (node.ShufflerConfig.Listen: after the shard's lease).
+			sb, _, err := replica(i, fmt.Sprintf("shuffler-%d-standby", i), fmt.Sprintf("shuffler %d standby", i), addr)
+			if err != nil {
+				return g.fail(err)
+			}
+			g.logf("up: shuffler %d standby (pid %d) waits for shard %d's lease, to serve on %s", i, sb.cmd.Process.Pid, i, addr)
 		}
 		lo, hi := shard.ClientRange(int64(cfg.Clients), cfg.Shards, i)
 		for p := range int64(perShard) {
@@ -378,7 +426,58 @@ func upShards(ctx context.Context, g *group, cfg Config, abs, pkiDir string, enr
 			clients = append(clients, c)
 		}
 	}
-	return runGroup(ctx, g, srv, clients, shufs)
+	return runGroup(ctx, g, srv, clients, shufs, reps)
+}
+
+// replicas are the shuffler replicas of a sharded run with standbys: each
+// one's shard and address file (written once it holds the shard's lease
+// and listens).
+type replicas struct {
+	shard    map[*child]int
+	addrFile map[*child]string
+}
+
+func (r *replicas) add(c *child, shard int, addrFile string) {
+	r.shard[c], r.addrFile[c] = shard, addrFile
+}
+
+// survives reports whether c, which exited, is a shuffler replica whose
+// shard another running replica can serve (the standby takes the lease
+// when the active replica's session ends).
+func (r *replicas) survives(c *child) bool {
+	i, ok := r.shard[c]
+	if !ok {
+		return false
+	}
+	for o, j := range r.shard {
+		if o == c || j != i {
+			continue
+		}
+		select {
+		case <-o.done:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// waiting returns the replicas still running that never held their lease
+// (no address written): standbys, which would wait for ever once the run
+// is over.
+func (r *replicas) waiting() []*child {
+	var out []*child
+	for c, f := range r.addrFile {
+		select {
+		case <-c.done:
+			continue
+		default:
+		}
+		if b, err := os.ReadFile(f); err != nil || !strings.HasSuffix(string(b), "\n") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // child is one started process.
@@ -530,6 +629,16 @@ func (g *group) grace() time.Duration {
 		return g.stopGrace
 	}
 	return stopGrace
+}
+
+// logf writes one line of up's own to Stderr, between the children's.
+func (g *group) logf(format string, args ...any) {
+	if g.stderr == nil {
+		return
+	}
+	g.outMu.Lock()
+	defer g.outMu.Unlock()
+	fmt.Fprintf(g.stderr, format+"\n", args...)
 }
 
 // fail stops every child and returns err.

@@ -97,3 +97,43 @@ func TestUpRefusesAnOldPKI(t *testing.T) {
 		t.Fatalf("Up over an old pki: %v", err)
 	}
 }
+
+// TestReplicas: a shard's replica that exits leaves the run going only
+// while another replica of the same shard runs; the replicas still
+// running without an address written (standbys waiting for their lease)
+// are the ones stopped when the run is over.
+func TestReplicas(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(done bool) *child {
+		c := &child{done: make(chan struct{})}
+		if done {
+			close(c.done)
+		}
+		return c
+	}
+	a0, s0 := mk(true), mk(false)  // shard 0: the active died, the standby runs
+	a1, s1 := mk(false), mk(false) // shard 1: both run, the active listens
+	a2, s2 := mk(true), mk(true)   // shard 2: both exited
+	r := &replicas{shard: map[*child]int{}, addrFile: map[*child]string{}}
+	for i, c := range []*child{a0, s0, a1, s1, a2, s2} {
+		f := filepath.Join(dir, strings.Repeat("x", i+1))
+		r.add(c, i/2, f)
+		if c == a1 {
+			if err := os.WriteFile(f, []byte("127.0.0.1:1\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		c    *child
+		want bool
+	}{{a0, true}, {s1, true}, {a1, true}, {a2, false}, {s2, false}, {mk(true), false}} {
+		if got := r.survives(c.c); got != c.want {
+			t.Errorf("survives(shard %d) = %v, want %v", r.shard[c.c], got, c.want)
+		}
+	}
+	w := r.waiting()
+	if len(w) != 2 || !(w[0] == s0 && w[1] == s1 || w[0] == s1 && w[1] == s0) {
+		t.Errorf("waiting: %d replicas, want the standbys of shards 0 and 1", len(w))
+	}
+}

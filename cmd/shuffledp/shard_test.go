@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -233,10 +234,17 @@ func serverRunID(t *testing.T, out string) string {
 	return f[0]
 }
 
-// TestUpShards: `up --shards 3 --ledger URL` runs the sharded deployment
-// (server, three shufflers on one PostgreSQL ledger, a client process per
-// shard) to its end, and `ledger shards` reports each shard's 8 rounds at
-// the account of its own (n_s, k_s) = (8, 2), the maximum being the run's.
+// TestUpShards: `up --shards 3 --standby --ledger URL` runs the sharded
+// deployment (server, three shufflers and a standby of each on one
+// PostgreSQL ledger, a client process per shard). After the server
+// applied round 3 the test sends SIGKILL to shard 1's active shuffler
+// (its pid from up's line): up must go on, shard 1's standby must take the
+// lease and serve, the run must finish its 20 rounds with up exiting 0,
+// the standbys of shards 0 and 2 must not serve (a standby takes the lease
+// when its active replica finished, and finds the run over), and `ledger
+// shards` must report each shard's rows (20; shard 1 at most one more: a
+// round debited and never released) at the account of its own (n_s, k_s)
+// = (8, 2), the maximum being the run's.
 func TestUpShards(t *testing.T) {
 	pg, err := pgtest.Start(pgtest.Options{})
 	if errors.Is(err, pgtest.ErrNotInstalled) && !pgtest.Required() {
@@ -254,34 +262,94 @@ func TestUpShards(t *testing.T) {
 	if _, err := runCmd(t, newUpCmd, append([]string{"--state", filepath.Join(dir, "refused"), "--shards", "3"}, shardRun...)...); err == nil || !strings.Contains(err.Error(), "--ledger postgres://") {
 		t.Fatalf("up --shards without a PostgreSQL ledger: %v", err)
 	}
-	up := startNetProc(t, "up", nil, append(append([]string{"up", "--state", filepath.Join(dir, "up"), "--shards", "3", "--ledger", url,
-		"--client-processes", "3", "--release-when-complete", "--round-timeout", "20s"}, shardRun...), "--epochs", "2")...)
-	select {
-	case <-up.done:
-	case <-time.After(90 * time.Second):
-		t.Fatalf("up did not finish\n%s", up.out)
+	if _, err := runCmd(t, newUpCmd, append([]string{"--state", filepath.Join(dir, "refused2"), "--standby"}, shardRun...)...); err == nil || !strings.Contains(err.Error(), "--standby needs --shards") {
+		t.Fatalf("up --standby without shards: %v", err)
 	}
-	if up.err != nil || !strings.Contains(up.out.String(), "stopped (epochs) after round 8") {
-		t.Fatalf("up: %v\n%s", up.err, up.out)
-	}
-	out, err := runCmd(t, newLedgerCmd, "shards", "--ledger", url, "--json")
-	if err != nil {
-		t.Fatalf("ledger shards: %v\n%s", err, out)
-	}
-	var r shard.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
-	want, err := event.Epsilon([]event.Composed{{Event: event.Round{Randomizer: "rinf", N: 8, Reports: 2, Eps0: 1}.Event(), Count: 8}}, "", 1e-5, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Shards) != 3 || r.Epsilon != want.Epsilon {
-		t.Fatalf("ledger shards: %+v, want 3 shards, run epsilon %v", r, want.Epsilon)
-	}
-	for i, s := range r.Shards {
-		if s.Rounds != 8 || s.Epsilon != want.Epsilon {
-			t.Errorf("shard %d: %d rounds, epsilon %v; want 8, %v", i, s.Rounds, s.Epsilon, want.Epsilon)
+	up := startNetProc(t, "up", nil, append([]string{"up", "--state", filepath.Join(dir, "up"), "--shards", "3", "--standby", "--ledger", url,
+		"--client-processes", "3", "--release-when-complete", "--round-timeout", "20s"}, shardRun...)...)
+	deadline := time.Now().Add(90 * time.Second)
+	waitFor := func(what string) {
+		t.Helper()
+		for !strings.Contains(up.out.String(), what) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in up's output\n%s", what, up.out)
+			}
+			select {
+			case <-up.done:
+				t.Fatalf("up exited (%v) before %q\n%s", up.err, what, up.out)
+			case <-time.After(10 * time.Millisecond):
+			}
 		}
 	}
+	waitFor("server: round 3/")
+	out := up.out.String()
+	const line = "up: shuffler 1 (pid "
+	j := strings.Index(out, line)
+	if j < 0 {
+		t.Fatalf("no pid of shuffler 1 in up's output\n%s", out)
+	}
+	pid, err := strconv.Atoi(strings.TrimSuffix(strings.Fields(out[j+len(line):])[0], ")"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "[shuffler 1 standby] shuffler: shard 1: lease held") {
+		t.Fatalf("shard 1's standby held the lease while the active replica lived\n%s", out)
+	}
+	killedAt := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("[shuffler 1 standby] shuffler: shard 1: lease held")
+	leasedAt := time.Now()
+	waitFor("[shuffler 1 standby] shuffler: round ")
+	select {
+	case <-up.done:
+	case <-time.After(time.Until(deadline)):
+		t.Fatalf("up did not finish\n%s", up.out)
+	}
+	out = up.out.String()
+	if up.err != nil || !strings.Contains(out, "stopped (epochs) after round 20") {
+		t.Fatalf("up: %v\n%s", up.err, out)
+	}
+	if !strings.Contains(out, "up: shuffler 1 exited (signal: killed); another replica of its shard goes on") {
+		t.Errorf("up did not report the active replica's death and go on\n%s", out)
+	}
+	// The standbys of shards 0 and 2 may take the lease only once their
+	// active replica finished (a clean exit ends its session), and release
+	// nothing.
+	for _, i := range []int{0, 2} {
+		held := strings.Index(out, fmt.Sprintf("[shuffler %d standby] shuffler: shard %d: lease held", i, i))
+		fin := strings.Index(out, fmt.Sprintf("[shuffler %d] shuffler: the server finished the run", i))
+		if held >= 0 && (fin < 0 || held < fin) || strings.Contains(out, fmt.Sprintf("[shuffler %d standby] shuffler: round ", i)) {
+			t.Errorf("shard %d's standby served while its active replica lived\n%s", i, out)
+		}
+	}
+	text, err := runCmd(t, newLedgerCmd, "shards", "--ledger", url, "--json")
+	if err != nil {
+		t.Fatalf("ledger shards: %v\n%s", err, text)
+	}
+	var r shard.Report
+	if err := json.Unmarshal([]byte(text), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Shards) != 3 {
+		t.Fatalf("ledger shards: %+v, want 3 shards", r)
+	}
+	ev := event.Round{Randomizer: "rinf", N: 8, Reports: 2, Eps0: 1}.Event()
+	most := 0.0
+	for i, s := range r.Shards {
+		want, err := event.Epsilon([]event.Composed{{Event: ev, Count: s.Rounds}}, "", 1e-5, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if extra := s.Rounds - 20; extra < 0 || extra > 1 || (i != 1 && extra != 0) || s.Epsilon != want.Epsilon {
+			t.Errorf("shard %d: %d rounds, epsilon %v; want 20 (shard 1: at most 21), %v", i, s.Rounds, s.Epsilon, want.Epsilon)
+		}
+		most = max(most, s.Epsilon)
+	}
+	if r.Epsilon != most {
+		t.Errorf("run epsilon %v, want the maximum over the shards %v", r.Epsilon, most)
+	}
+	t.Logf("up --standby: shard 1's standby held the lease %v after the kill; up finished %v after it; shard rounds %d/%d/%d, run epsilon %.6g",
+		leasedAt.Sub(killedAt).Round(time.Millisecond), time.Since(killedAt).Round(time.Millisecond), r.Shards[0].Rounds, r.Shards[1].Rounds, r.Shards[2].Rounds, r.Epsilon)
 }

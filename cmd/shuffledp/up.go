@@ -35,6 +35,7 @@ func newUpCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&u.dashboard, "dashboard", false, "serve the server's and the shuffler's live pages on loopback ports (addresses printed and written to DIR/server.http-addr, DIR/shuffler.http-addr; see --http of server and shuffler)")
 	cmd.Flags().IntVar(&u.shards, "shards", 1, "shuffler shards (docs/shards.md): S shufflers, each with its clients, sharing the PostgreSQL --ledger; S must divide --clients and --sample")
 	cmd.Flags().StringVar(&u.ledger, "ledger", "", "the shards' shared ledger `URL` (postgres://...), with --shards")
+	cmd.Flags().BoolVar(&u.standby, "standby", false, "with --shards: a standby shuffler per shard on its address, which takes the shard over when the active one dies")
 	cmd.Flags().BoolVar(&u.prometheus, "prometheus", false, "serve the server's and the shuffler's Prometheus metrics on loopback ports (addresses printed; see --metrics-listen of server and shuffler)")
 	return cmd
 }
@@ -51,6 +52,7 @@ type upFlags struct {
 	dropout      float64
 	shards       int
 	ledger       string
+	standby      bool
 }
 
 // runUp starts the server, the shuffler and the client processes and waits
@@ -92,7 +94,7 @@ func runUp(cmd *cobra.Command, u *upFlags) error {
 	err = cluster.Up(ctx, cluster.Config{Exe: exe, State: f.state, TrainArgs: args, Clients: f.Clients, DataDir: f.DataDir,
 		ClientProcesses: u.procs, Workers: workers, RoundTimeout: u.roundTimeout, Stderr: cmd.ErrOrStderr(),
 		Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Adjacency: tc.ShufflerAdjacency(), Metrics: u.prometheus, Dashboard: u.dashboard,
-		ReleaseWhenComplete: u.whenComplete, MinConnected: u.minConnected, Dropout: u.dropout, Shards: u.shards, Ledger: u.ledger})
+		ReleaseWhenComplete: u.whenComplete, MinConnected: u.minConnected, Dropout: u.dropout, Shards: u.shards, Ledger: u.ledger, Standby: u.standby})
 	if errors.Is(err, cluster.ErrInterrupted) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "up: stopped; state saved in %s; run the same command again to resume\n", f.state)
 		return errInterrupted
@@ -114,7 +116,7 @@ func upTrainArgs(cmd *cobra.Command) []string {
 	var args []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
 		switch fl.Name {
-		case "state", "client-processes", "round-timeout", "prometheus", "dashboard", "release-when-complete", "min-connected", "dropout", "shards", "ledger":
+		case "state", "client-processes", "round-timeout", "prometheus", "dashboard", "release-when-complete", "min-connected", "dropout", "shards", "ledger", "standby":
 			return
 		}
 		args = append(args, "--"+fl.Name+"="+fl.Value.String())
