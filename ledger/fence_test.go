@@ -98,3 +98,57 @@ func TestFenceNeedsFencer(t *testing.T) {
 		t.Fatal("a fenced ledger opened over a store that does not fence")
 	}
 }
+
+// TestFenceRace races a fenced debit against the advance of its fence, on
+// the shared backends, many times: whenever the debit commits, a reader
+// that starts once the advance returned finds it (the debit committed
+// before the advance, or it would have been fenced). That is what a new
+// holder relies on: it reads the run after advancing the fence, so no
+// debit of the old holder can land after that read.
+func TestFenceRace(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range sharedBackends {
+		t.Run(b.name, func(t *testing.T) {
+			target := b.target(t)
+			s, other := b.open(t, target), b.open(t, target)
+			defer s.Close()
+			defer other.Close()
+			const run, trials = "race", 24
+			fenced, committed := 0, 0
+			for k := int64(1); k <= trials; k++ {
+				f, err := s.(Fencer).AdvanceFence(ctx, run)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l, err := Open(ctx, s, run, Options{Delta: 1e-5, Fence: &f})
+				if err != nil {
+					t.Fatal(err)
+				}
+				errc := make(chan error, 1)
+				go func() {
+					errc <- l.Debit(ctx, k, subsampled, int(subsampled.K), sha256.Sum256([]byte{byte(k)}))
+				}()
+				if _, err := other.(Fencer).AdvanceFence(ctx, run); err != nil {
+					t.Fatal(err)
+				}
+				es, err := other.Entries(ctx, run)
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen := len(es) > 0 && es[len(es)-1].Round == k
+				switch err := <-errc; {
+				case err == nil:
+					committed++
+					if !seen {
+						t.Fatalf("trial %d: the debit committed after the fence advanced (not in the run read after the advance)", k)
+					}
+				case errors.Is(err, ErrFenced):
+					fenced++
+				default:
+					t.Fatalf("trial %d: %v", k, err)
+				}
+			}
+			t.Logf("%d trials: %d debits committed before the advance, %d fenced", trials, committed, fenced)
+		})
+	}
+}
