@@ -216,3 +216,42 @@ func BenchmarkClaimAfterHistory(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFencedDebit times a shard replica's debit (the claim of 1,000
+// report IDs and the entry, one transaction) with and without the fence
+// check (Options.Fence: one UPDATE of the fence's row in the transaction),
+// on the durable backends.
+func BenchmarkFencedDebit(b *testing.B) {
+	ctx := context.Background()
+	for _, bk := range backends[1:] {
+		for _, fenced := range []bool{false, true} {
+			name := bk.name + "/unfenced"
+			if fenced {
+				name = bk.name + "/fenced"
+			}
+			b.Run(name, func(b *testing.B) {
+				s := bk.open(b)
+				defer s.Close()
+				opts := Options{Target: 1e9}
+				if fenced {
+					f, err := s.(Fencer).AdvanceFence(ctx, "bench")
+					if err != nil {
+						b.Fatal(err)
+					}
+					opts.Fence = &f
+				}
+				l := openLedger(b, s, "bench", opts)
+				round := int64(0)
+				for b.Loop() {
+					b.StopTimer()
+					batch := randomIDs(1000)
+					b.StartTimer()
+					if r, err := l.DebitClaiming(ctx, round, subsampled, 1000, digest(round), batch); err != nil || r != nil {
+						b.Fatal(r, err)
+					}
+					round++
+				}
+			})
+		}
+	}
+}
