@@ -336,7 +336,8 @@ func runGroup(ctx context.Context, g *group, srv *child, clients, shufs []*child
 				}
 				// The run is over: the shufflers and the clients finish by
 				// themselves once told; give them a grace period. A standby
-				// still waiting for its lease would wait for ever.
+				// still waiting for its lease, or holding it only since its
+				// active replica finished, would wait for ever.
 				if reps != nil {
 					g.stop(reps.waiting()...)
 				}
@@ -462,10 +463,23 @@ func (r *replicas) survives(c *child) bool {
 	return false
 }
 
-// waiting returns the replicas still running that never held their lease
-// (no address written): standbys, which would wait for ever once the run
-// is over.
+// waiting returns, once the run is over, the replicas still running that
+// have nothing left to do: those that never held their lease (no address
+// written), which would wait for ever, and those of a shard whose other
+// replica finished the run cleanly (a standby that took the lease when
+// its active replica exited at the end, and would wait for the server
+// that is gone).
 func (r *replicas) waiting() []*child {
+	finished := map[int]bool{}
+	for c, i := range r.shard {
+		select {
+		case <-c.done:
+			if c.err == nil {
+				finished[i] = true
+			}
+		default:
+		}
+	}
 	var out []*child
 	for c, f := range r.addrFile {
 		select {
@@ -473,7 +487,7 @@ func (r *replicas) waiting() []*child {
 			continue
 		default:
 		}
-		if b, err := os.ReadFile(f); err != nil || !strings.HasSuffix(string(b), "\n") {
+		if b, err := os.ReadFile(f); err != nil || !strings.HasSuffix(string(b), "\n") || finished[r.shard[c]] {
 			out = append(out, c)
 		}
 	}

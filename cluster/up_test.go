@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,8 +101,9 @@ func TestUpRefusesAnOldPKI(t *testing.T) {
 
 // TestReplicas: a shard's replica that exits leaves the run going only
 // while another replica of the same shard runs; the replicas still
-// running without an address written (standbys waiting for their lease)
-// are the ones stopped when the run is over.
+// running without an address written (standbys waiting for their lease),
+// or whose shard's other replica finished cleanly, are the ones stopped
+// when the run is over.
 func TestReplicas(t *testing.T) {
 	dir := t.TempDir()
 	mk := func(done bool) *child {
@@ -114,11 +116,14 @@ func TestReplicas(t *testing.T) {
 	a0, s0 := mk(true), mk(false)  // shard 0: the active died, the standby runs
 	a1, s1 := mk(false), mk(false) // shard 1: both run, the active listens
 	a2, s2 := mk(true), mk(true)   // shard 2: both exited
+	a2.err = errors.New("killed")
+	a3, s3 := mk(true), mk(false) // shard 3: the active finished cleanly, the standby took the lease
 	r := &replicas{shard: map[*child]int{}, addrFile: map[*child]string{}}
-	for i, c := range []*child{a0, s0, a1, s1, a2, s2} {
+	a0.err = errors.New("killed")
+	for i, c := range []*child{a0, s0, a1, s1, a2, s2, a3, s3} {
 		f := filepath.Join(dir, strings.Repeat("x", i+1))
 		r.add(c, i/2, f)
-		if c == a1 {
+		if c == a1 || c == s3 {
 			if err := os.WriteFile(f, []byte("127.0.0.1:1\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -132,8 +137,11 @@ func TestReplicas(t *testing.T) {
 			t.Errorf("survives(shard %d) = %v, want %v", r.shard[c.c], got, c.want)
 		}
 	}
-	w := r.waiting()
-	if len(w) != 2 || !(w[0] == s0 && w[1] == s1 || w[0] == s1 && w[1] == s0) {
-		t.Errorf("waiting: %d replicas, want the standbys of shards 0 and 1", len(w))
+	w := map[*child]bool{}
+	for _, c := range r.waiting() {
+		w[c] = true
+	}
+	if len(w) != 3 || !w[s0] || !w[s1] || !w[s3] {
+		t.Errorf("waiting: %d replicas, want the standbys of shards 0 and 1 (no lease) and 3 (its active finished)", len(w))
 	}
 }
