@@ -47,6 +47,8 @@ type replicaSpec struct {
 	// Leased is a file the replica writes (the time, in Unix
 	// nanoseconds) once it holds the lease.
 	Leased string `json:"leased"`
+	// TTL is the lease's TTL (0: DefaultLeaseTTL).
+	TTL time.Duration `json:"ttl"`
 }
 
 // testRun is the public configuration of the crash tests' runs: one
@@ -94,7 +96,7 @@ func TestReplicaProcess(t *testing.T) {
 		return []byte{bit}, nil
 	}
 	err = RunReplica(ctx, ReplicaConfig{Plan: plan, Shard: sp.Shard, Run: testRun(sp.Run, sp.N, sp.K, sp.Eps0),
-		Store: store, LeaseURL: sp.URL, Delta: sp.Delta, Coord: httpCoord{base: sp.Coord, run: sp.Run}, Report: report,
+		Store: store, LeaseURL: sp.URL, LeaseTTL: sp.TTL, Delta: sp.Delta, Coord: httpCoord{base: sp.Coord, run: sp.Run}, Report: report,
 		Leased: func(*Lease) {
 			if err := os.WriteFile(sp.Leased, []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o600); err != nil {
 				t.Fatal(err)
@@ -264,6 +266,10 @@ type crashCase struct {
 	// (NAME@N) instead of an external kill -9.
 	fault     string
 	killAfter int64
+	// stop pauses the victim (SIGSTOP) instead of killing it, with the
+	// lease TTL of the victim and the standby; it is resumed (SIGCONT)
+	// once the run is finished.
+	stop time.Duration
 }
 
 // TestShardCrashTakeover runs a sharded run against a real PostgreSQL
@@ -282,6 +288,11 @@ func TestShardCrashTakeover(t *testing.T) {
 		// SIGKILL between the debit of the victim's 4th round and its
 		// delivery: the standby must not release that round again.
 		{name: "debited-not-delivered", fault: shuffler.PointDebitedNotForwarded + "@4"},
+		// SIGSTOP: the paused victim keeps its connection; its lease's
+		// session expires after the TTL (idle_session_timeout, the
+		// heartbeat stopped), the standby takes the shard, and the victim,
+		// resumed after the run, debits nothing more.
+		{name: "sigstop", killAfter: 3, stop: 2 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) { crashRun(t, c) })
 	}
@@ -307,8 +318,12 @@ func crashRun(t *testing.T, c crashCase) {
 	defer srv.Close()
 	dir := t.TempDir()
 	spec := func(i int, name string) replicaSpec {
-		return replicaSpec{URL: url, Run: run, N: n, K: k, Shards: shards, Shard: i, Eps0: eps0, Delta: delta,
+		sp := replicaSpec{URL: url, Run: run, N: n, K: k, Shards: shards, Shard: i, Eps0: eps0, Delta: delta,
 			Coord: srv.URL, Leased: filepath.Join(dir, name)}
+		if i == victim {
+			sp.TTL = c.stop
+		}
+		return sp
 	}
 	start := time.Now()
 	active := make([]*replicaProc, shards)
@@ -347,18 +362,38 @@ func crashRun(t *testing.T, c crashCase) {
 				t.Fatal("the standby took the lease while the active replica held it")
 			}
 			killedAt = time.Now()
-			if err := active[victim].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			sig := syscall.SIGKILL
+			if c.stop > 0 {
+				sig = syscall.SIGSTOP
+			}
+			if err := active[victim].cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	wall := time.Since(start)
 	coll.Finish()
-	// The victim died by SIGKILL; the others finish.
-	if err := <-active[victim].done; err == nil || !strings.Contains(err.Error(), "killed") {
-		t.Fatalf("the victim exited with %v, want killed:\n%s", err, active[victim].out)
+	if c.stop > 0 {
+		// Resumed after the standby took over and the run finished, the
+		// victim must stop without debiting (its lease is lost, a debit
+		// of it fenced: the ledger's rows below say none landed).
+		if err := active[victim].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-active[victim].done:
+			t.Logf("the resumed victim exited: %v", err)
+			active[victim].done <- nil
+		case <-ctx.Done():
+			t.Fatalf("the resumed victim did not stop:\n%s", active[victim].out)
+		}
+	} else {
+		// The victim died by SIGKILL; the others finish.
+		if err := <-active[victim].done; err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Fatalf("the victim exited with %v, want killed:\n%s", err, active[victim].out)
+		}
+		active[victim].done <- nil // for the cleanup
 	}
-	active[victim].done <- nil // for the cleanup
 	if c.fault != "" {
 		// It killed itself at the fault point: its death is when it was
 		// reaped (an upper bound, so the takeover is not overstated by it).

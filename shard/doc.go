@@ -14,7 +14,9 @@
 // Availability: each shard is served by the replica holding its lease, a
 // PostgreSQL session-level advisory lock on a key derived from (run,
 // shard) (Lease); a standby blocks on the lock and takes the shard over
-// when the active replica's session ends (a crash closes its connection).
+// when the active replica's session ends (a crash closes its connection;
+// a paused replica's session expires after the lease's TTL, renewed by a
+// heartbeat while the replica runs).
 // The lease decides who works and fences its debits: taking it advances
 // the shard's epoch in the ledger (ledger.AdvanceFenceOn), and the
 // replica's debits commit only while that epoch is still its own

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,6 +55,14 @@ func LeaseKey(run string, i, shards int) int64 {
 // debit it committed before is in the ledger the next holder reads. What
 // makes a double release impossible is the Collector (one batch per shard
 // and round).
+//
+// A replica that is paused (SIGSTOP, a frozen VM) keeps its connection
+// open: the kernel still answers TCP keepalives. So the lease's session
+// also expires: it runs with PostgreSQL's idle_session_timeout (version 14
+// and later) set to the lease's TTL, and the lease pings it every TTL/10
+// while the process runs. A paused replica stops pinging, PostgreSQL ends
+// its session after the TTL, and the standby takes the shard; resumed, the
+// replica finds its lease lost (Check) or its debit fenced.
 type Lease struct {
 	db    *sql.DB
 	conn  *sql.Conn
@@ -61,17 +70,35 @@ type Lease struct {
 	run   string
 	shard int
 	fence ledger.Fence
+	// mu serializes the lease's statements on conn (heartbeat, Check).
+	mu   sync.Mutex
+	stop context.CancelFunc
+	beat sync.WaitGroup
 	// Waited is how long Acquire waited for the lock.
 	Waited time.Duration
+}
+
+// DefaultLeaseTTL is the TTL of a lease Acquire takes: how long a paused
+// replica keeps its shard (PostgreSQL's idle_session_timeout of the
+// lease's session).
+const DefaultLeaseTTL = 15 * time.Second
+
+// Acquire is AcquireTTL with DefaultLeaseTTL.
+func Acquire(ctx context.Context, url string, run string, i, shards int) (*Lease, error) {
+	return AcquireTTL(ctx, url, run, i, shards, DefaultLeaseTTL)
 }
 
 // Acquire takes the lease of shard i of run in shards shards in the PostgreSQL database at url,
 // waiting (pg_advisory_lock) while another session holds it: a standby
 // blocks here until the active replica's session ends. Once the lock is
-// held it advances the shard's fence (the ledger in that database must
-// have been opened for writing: schema version 5, table fences). It
-// returns when both are done, or with ctx's error.
-func Acquire(ctx context.Context, url string, run string, i, shards int) (*Lease, error) {
+// held it sets the session's idle_session_timeout to ttl (0: none; a
+// server before PostgreSQL 14 has none, and a paused replica then keeps
+// its shard until its session ends otherwise), starts the lease's
+// heartbeat (every ttl/10, until Release), and advances the shard's fence
+// (the ledger in that database must have been opened for writing: schema
+// version 5, table fences). It returns when all are done, or with ctx's
+// error.
+func AcquireTTL(ctx context.Context, url string, run string, i, shards int, ttl time.Duration) (*Lease, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("shard lease: %w", err)
@@ -99,11 +126,55 @@ func Acquire(ctx context.Context, url string, run string, i, shards int) (*Lease
 		return nil, fmt.Errorf("shard lease of run %q shard %d: %w", run, i, err)
 	}
 	l.Waited = time.Since(start)
+	if ttl > 0 {
+		if err := l.expire(ctx, ttl); err != nil {
+			l.Release()
+			return nil, fmt.Errorf("shard lease of run %q shard %d: %w", run, i, err)
+		}
+	}
 	if l.fence, err = ledger.AdvanceFenceOn(ctx, conn, RunID(run, i, shards)); err != nil {
 		l.Release()
 		return nil, fmt.Errorf("shard lease of run %q shard %d: %w", run, i, err)
 	}
 	return l, nil
+}
+
+// expire sets the session's idle_session_timeout to ttl (where the server
+// has it) and starts the heartbeat.
+func (l *Lease) expire(ctx context.Context, ttl time.Duration) error {
+	var version int
+	if err := l.conn.QueryRowContext(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&version); err != nil {
+		return err
+	}
+	if version < 140000 {
+		return nil // no idle_session_timeout: the lease ends with its session only
+	}
+	ms := max(ttl.Milliseconds(), 1)
+	if _, err := l.conn.ExecContext(ctx, fmt.Sprintf(`SET idle_session_timeout = %d`, ms)); err != nil {
+		return err
+	}
+	bctx, cancel := context.WithCancel(context.Background())
+	l.stop = cancel
+	l.beat.Add(1)
+	go func() {
+		defer l.beat.Done()
+		t := time.NewTicker(ttl / 10)
+		defer t.Stop()
+		for {
+			select {
+			case <-bctx.Done():
+				return
+			case <-t.C:
+			}
+			l.mu.Lock()
+			_, err := l.conn.ExecContext(bctx, `SELECT 1`)
+			l.mu.Unlock()
+			if err != nil {
+				return // the session is gone: Check says so
+			}
+		}
+	}()
+	return nil
 }
 
 // Fence returns the shard's fencing token this lease took: the replica's
@@ -119,6 +190,8 @@ func (l *Lease) Fence() *ledger.Fence {
 // early; the fence, checked in the debit's transaction, decides.
 func (l *Lease) Check(ctx context.Context) error {
 	var held bool
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	err := l.conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks
 		WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objsubid = 1
 		AND (classid::bigint << 32) + objid::bigint = $1)`, l.key).Scan(&held)
@@ -134,6 +207,10 @@ func (l *Lease) Check(ctx context.Context) error {
 // Release gives the shard up: the lock is released and the lease's
 // session closed.
 func (l *Lease) Release() error {
+	if l.stop != nil {
+		l.stop()
+		l.beat.Wait()
+	}
 	l.conn.Close()
 	return l.db.Close()
 }

@@ -40,6 +40,9 @@ type ReplicaConfig struct {
 	// the same database's URL, for the lease's own session.
 	Store    ledger.Backend
 	LeaseURL string
+	// LeaseTTL is the lease's TTL (AcquireTTL; 0: DefaultLeaseTTL): how
+	// long a paused replica keeps the shard.
+	LeaseTTL time.Duration
 	// Delta and Target are the ledger's (Target 0: none).
 	Delta, Target float64
 	Coord         Coordinator
@@ -90,7 +93,11 @@ func RunReplica(ctx context.Context, cfg ReplicaConfig) error {
 		}
 	}
 	logf("shard %d (%s): waiting for the lease", cfg.Shard, part.Run)
-	lease, err := Acquire(ctx, cfg.LeaseURL, cfg.Plan.Run, cfg.Shard, len(cfg.Plan.Parts))
+	ttl := cfg.LeaseTTL
+	if ttl == 0 {
+		ttl = DefaultLeaseTTL
+	}
+	lease, err := AcquireTTL(ctx, cfg.LeaseURL, cfg.Plan.Run, cfg.Shard, len(cfg.Plan.Parts), ttl)
 	if err != nil {
 		return err
 	}
