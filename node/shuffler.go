@@ -140,6 +140,9 @@ type ShufflerConfig struct {
 	// until the first one's session ends.
 	Shard, Shards int
 	LeaseURL      string
+	// LeaseTTL is the shard lease's TTL (shard.AcquireTTL; 0:
+	// shard.DefaultLeaseTTL): how long a paused replica keeps the shard.
+	LeaseTTL time.Duration
 	// Listen, used when Run is given a nil listener, opens the listener
 	// once the shuffler is ready to serve: in a sharded run after the
 	// shard's lease is held, so that a standby binds the shard's address

@@ -30,7 +30,11 @@ func (s *Shuffler) takeShard(ctx context.Context) error {
 	s.local, s.lo = shard.PartConfig(s.run, part), part.Lo
 	s.logf("shard %d of %d (%s): clients %d..%d, %d of them per round; waiting for the shard's lease",
 		s.cfg.Shard, s.cfg.Shards, part.Run, part.Lo, part.Hi-1, part.K)
-	lease, err := shard.Acquire(ctx, s.cfg.LeaseURL, s.run.Run, s.cfg.Shard, s.cfg.Shards)
+	ttl := s.cfg.LeaseTTL
+	if ttl == 0 {
+		ttl = shard.DefaultLeaseTTL
+	}
+	lease, err := shard.AcquireTTL(ctx, s.cfg.LeaseURL, s.run.Run, s.cfg.Shard, s.cfg.Shards, ttl)
 	if err != nil {
 		return err
 	}

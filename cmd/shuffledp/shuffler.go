@@ -7,6 +7,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/deploy"
 	"github.com/shuffledp/shuffledp/node"
+	"github.com/shuffledp/shuffledp/shard"
 )
 
 func init() { rootCmd.AddCommand(newShufflerCmd()) }
@@ -42,6 +43,7 @@ func newShufflerCmd() *cobra.Command {
 	fl.StringVar(&p.Node.Adjacency, "adjacency", "replace-one", "the weakest neighbouring relation the shuffler debits Gaussian runs for: replace-one or zero-out (a server's run stated for a weaker one is refused)")
 	fl.IntVar(&p.Node.Shard, "shard", 0, "this shuffler's shard, 0..S-1, with --shards S (docs/shards.md); a second shuffler of the same shard is its standby: it listens only once it holds the shard's lease")
 	fl.IntVar(&p.Node.Shards, "shards", 1, "shuffler shards serving the run (the server's --shards); S > 1 needs the shared PostgreSQL --ledger")
+	fl.DurationVar(&p.Node.LeaseTTL, "lease-ttl", shard.DefaultLeaseTTL, "with --shards: how long a paused shuffler keeps its shard's lease (its heartbeat renews it while it runs; PostgreSQL 14+)")
 	fl.StringVar(&p.MetricsListen, "metrics-listen", "", metricsListenUsage)
 	fl.StringVar(&p.AddrFile, "addr-file", "", "write the address listened on to this `FILE`")
 	fl.StringVar(&p.MetricsAddrFile, "metrics-addr-file", "", "write the metrics address to this `FILE`")
