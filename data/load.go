@@ -23,6 +23,13 @@ type Spec struct {
 	// Seed generates the synthetic data (the training set from Seed, the
 	// test set from Seed+1).
 	Seed uint64
+	// TestOnly asks for the evaluation set alone: Load returns a nil
+	// training set and generates none (a networked server, whose clients
+	// hold the training examples, needs only the test set; the synthetic
+	// training set of a million clients would be 6.3 GB). It cannot be
+	// combined with Validation, which holds examples out of the training
+	// set.
+	TestOnly bool
 	// Transform, when not nil, maps the training set before the
 	// validation hold-out and the test set after the test cut (each
 	// example on its own: a fixed feature extractor, so where the split
@@ -30,9 +37,15 @@ type Spec struct {
 	Transform func(*Dataset) (*Dataset, error)
 }
 
+// syntheticTestSize is the size of the synthetic evaluation set.
+const syntheticTestSize = 2000
+
 // Load returns the training and evaluation sets of s. Errors name the flag
 // (dataset, data-dir, clients).
 func Load(s Spec) (train, test *Dataset, err error) {
+	if s.TestOnly && s.Validation > 0 {
+		return nil, nil, errors.New("validation: the evaluation set is held out of the training set, which a test-only load does not have")
+	}
 	switch s.Name {
 	case "mnist":
 		if s.Dir == "" {
@@ -40,7 +53,16 @@ func Load(s Spec) (train, test *Dataset, err error) {
 		}
 		train, test, err = LoadMNIST(s.Dir)
 	case "synthetic":
-		train, test = Synthetic(max(s.Clients, 1)+max(s.Validation, 0), s.Seed), Synthetic(2000, s.Seed+1)
+		// Example i of either set depends only on (seed, i), so a set
+		// cut to its first examples is generated as that cut.
+		testN := syntheticTestSize
+		if s.TestSize > 0 && s.Validation == 0 {
+			testN = min(testN, s.TestSize)
+		}
+		test = Synthetic(testN, s.Seed+1)
+		if !s.TestOnly {
+			train = Synthetic(max(s.Clients, 1)+max(s.Validation, 0), s.Seed)
+		}
 	default:
 		return nil, nil, fmt.Errorf("dataset must be mnist or synthetic, got %q", s.Name)
 	}
@@ -57,7 +79,9 @@ func Load(s Spec) (train, test *Dataset, err error) {
 		}
 		return out, nil
 	}
-	if train, err = transform(train); err != nil {
+	if s.TestOnly {
+		train = nil
+	} else if train, err = transform(train); err != nil {
 		return nil, nil, err
 	}
 	if s.Validation > 0 {

@@ -105,7 +105,9 @@ func OpenServer(ctx context.Context, c ServerConfig) (_ *Server, err error) {
 	if s.Node, err = node.NewServer(ncfg); err != nil {
 		return nil, err
 	}
-	_, test, err := data.Load(c.Options.DataSpec())
+	spec := c.Options.DataSpec()
+	spec.TestOnly = true // the clients hold the training examples; the server evaluates only
+	_, test, err := data.Load(spec)
 	if err != nil {
 		return nil, err
 	}

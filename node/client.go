@@ -117,6 +117,7 @@ func (p *ClientPool) logf(format string, args ...any) {
 type poolWorker struct {
 	c     *client.Client
 	noise randomizer.Source
+	buf   []float64 // holds a generated example (data.Source.At)
 }
 
 // Run serves the pool's clients until the shuffler says the run is over
@@ -164,6 +165,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	dim, classes := ds.Shape()
 	workers := map[uint8][]*poolWorker{} // by key id: a client.Client seals to one key
 	workersRun := map[uint8]string{}     // the run id workers[id] seal to
 	sealers := map[uint8]*protocol.HPKESealer{}
@@ -194,7 +196,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		bound.Run = bind
 		ws := make([]*poolWorker, p.cfg.Workers)
 		for i := range ws {
-			m, err := model.New(run.Model, ds.Dim, ds.Classes)
+			m, err := model.New(run.Model, dim, classes)
 			if err != nil {
 				return nil, err
 			}
@@ -202,7 +204,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 			if err != nil {
 				return nil, err
 			}
-			ws[i] = &poolWorker{c: c, noise: randomizer.NewCryptoSource()}
+			ws[i] = &poolWorker{c: c, noise: randomizer.NewCryptoSource(), buf: make([]float64, dim)}
 		}
 		workers[id], workersRun[id] = ws, bind
 		return ws, nil
@@ -484,7 +486,7 @@ func (p *ClientPool) credential(ctx context.Context) context.Context {
 // serve computes the reports of the round's sampled (under check-in:
 // selected) clients in parallel and streams them to the shuffler in chunks
 // as they are ready.
-func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*poolWorker, run protocol.RunConfig, ds *data.Dataset, round *protocol.Round, clients []int64) error {
+func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*poolWorker, run protocol.RunConfig, ds data.Source, round *protocol.Round, clients []int64) error {
 	for _, c := range clients {
 		if c < p.cfg.Lo || c >= p.cfg.Hi {
 			return fmt.Errorf("client: assigned client %d outside %d:%d", c, p.cfg.Lo, p.cfg.Hi)
@@ -509,7 +511,8 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 					return
 				}
 				c := clients[j]
-				sealed, _, err := w.c.Report(round, client.Example{X: ds.Example(int(c)), Label: ds.Y[c]}, w.noise)
+				x, label := ds.At(int(c), w.buf)
+				sealed, _, err := w.c.Report(round, client.Example{X: x, Label: label}, w.noise)
 				if err != nil {
 					errs[i] = fmt.Errorf("client %d: %w", c, err)
 					return
@@ -551,10 +554,14 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 }
 
 // LoadClientData returns the training set a run names (client i holds
-// example i): MNIST from dir, or the synthetic set of the run's seed.
-func LoadClientData(d *pb.Dataset, dir string, clients int) (*data.Dataset, error) {
+// example i): MNIST from dir, or the synthetic set of the run's seed,
+// whose examples are generated when a round asks for them
+// (data.SyntheticSource: each depends only on the seed and its index, so
+// a pool generates exactly what any other process would for its clients,
+// and holds none of the population's examples in memory).
+func LoadClientData(d *pb.Dataset, dir string, clients int) (data.Source, error) {
 	var (
-		ds  *data.Dataset
+		ds  data.Source
 		err error
 	)
 	switch d.GetName() {
@@ -564,15 +571,15 @@ func LoadClientData(d *pb.Dataset, dir string, clients int) (*data.Dataset, erro
 		}
 		ds, _, err = data.LoadMNIST(dir)
 	case "synthetic":
-		ds = data.Synthetic(max(clients, 1), d.GetSeed())
+		ds = data.SyntheticSource{N: max(clients, 1), Seed: d.GetSeed()}
 	default:
 		return nil, fmt.Errorf("the run names dataset %q; this client knows mnist and synthetic", d.GetName())
 	}
 	if err != nil {
 		return nil, err
 	}
-	if ds.N < clients {
-		return nil, fmt.Errorf("the run has %d clients, the data set %d examples", clients, ds.N)
+	if ds.Len() < clients {
+		return nil, fmt.Errorf("the run has %d clients, the data set %d examples", clients, ds.Len())
 	}
 	return ds, nil
 }
