@@ -205,6 +205,27 @@ func (s *deadlineStream) RecvMsg(m any) error {
 	}
 }
 
+// credentialWait is how long a shuffler waits, beyond
+// DefaultFirstMessage, for each enrolled client's credential in a
+// stream's first message: a Work request names up to the whole population
+// (about 45 bytes per client), so a pool of 250,000 clients sends ~11 MB
+// before the shuffler can read it; on a loaded host that took more than
+// 10 s. 40 µs per client is ~1 MB/s: 40 s more at a million clients.
+const credentialWait = 40 * time.Microsecond
+
+// firstMessageWait is the bound on the wait for a stream's first message
+// at a shuffler of run: configured if set, else DefaultFirstMessage plus
+// credentialWait per client of the population. Only a peer that proved
+// the client role in the TLS handshake and a valid client credential in
+// the call's headers (the tap, before any message byte is read) waits
+// that long.
+func firstMessageWait(run protocol.RunConfig, configured time.Duration) time.Duration {
+	if configured > 0 {
+		return configured
+	}
+	return DefaultFirstMessage + time.Duration(max(run.Population, 0))*credentialWait
+}
+
 // reportLimit is the largest message a shuffler accepts from a client for
 // run: a Submit chunk of chunkReports reports (report, token, id, field
 // overhead), or a WorkRequest or a chunk of check-in declines naming every

@@ -122,7 +122,8 @@ type ShufflerConfig struct {
 	Log *log.Logger
 	// MaxConns bounds the listener's open connections (0:
 	// DefaultMaxConns); FirstMessage the wait for a stream's first
-	// message, its credentials (0: DefaultFirstMessage).
+	// message, its credentials (0: DefaultFirstMessage plus 40 µs per
+	// client of the run, firstMessageWait).
 	MaxConns     int
 	FirstMessage time.Duration
 	// ConnectTimeout bounds every wait for the server: to answer at start,
@@ -440,7 +441,7 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		return err
 	}
 	s.mu.Lock()
-	s.grpc = grpc.NewServer(append(serverOptions(s.cfg.TLS, serverLimits{recv: reportLimit(s.run), firstMessage: s.cfg.FirstMessage, idle: s.cfg.RoundTimeout, authorize: s.authorizeCall}),
+	s.grpc = grpc.NewServer(append(serverOptions(s.cfg.TLS, serverLimits{recv: reportLimit(s.run), firstMessage: firstMessageWait(s.run, s.cfg.FirstMessage), idle: s.cfg.RoundTimeout, authorize: s.authorizeCall}),
 		grpc.ForceServerCodecV2(newSubmitCodec()))...)
 	pb.RegisterShufflerServer(s.grpc, s)
 	g := s.grpc
