@@ -89,14 +89,14 @@ echo "time_s,rounds_done,process,heap_alloc_bytes,next_gc_bytes" > "$OUT/heap.cs
 T0=$(date +%s)
 while kill -0 "$UP" 2>/dev/null; do
   for P in $(pgrep -P "$UP" || true); do
-    ROLE=$(tr '\0' ' ' < "/proc/$P/cmdline" 2>/dev/null | awk '{print $2}') || continue
+    ROLE=$( (tr '\0' ' ' < "/proc/$P/cmdline") 2>/dev/null | awk '{print $2}') || continue
     RSS=$(awk '/^VmRSS/ {print $2}' "/proc/$P/status" 2>/dev/null) || continue
     [ -n "$RSS" ] && echo "$(( $(date +%s) - T0 )),$P,$ROLE,$RSS" >> "$OUT/rss.csv"
   done
   # the Go heap of each process from its Prometheus endpoint: heap_alloc
   # (live + garbage not yet collected) and the next GC's goal (2 x the live
   # heap at the last collection, GOGC = 100)
-  DONE=$(( $(cat "$OUT/state/metrics.jsonl" 2>/dev/null | wc -l) - 1 ))
+  DONE=$(( $( (wc -l < "$OUT/state/metrics.jsonl") 2>/dev/null || echo 0) - 1 ))
   while read -r NAME URL; do
     curl -s --max-time 2 "$URL" 2>/dev/null | awk -v t="$(( $(date +%s) - T0 ))" -v n="$DONE,$NAME" \
       '/^go_memstats_heap_alloc_bytes / {h=$2} /^go_memstats_next_gc_bytes / {g=$2} END {if (h != "") printf "%s,%s,%.0f,%.0f\n", t, n, h, g}' >> "$OUT/heap.csv" || true
