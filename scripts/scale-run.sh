@@ -16,15 +16,20 @@
 #     training set in memory: 6.3 KB per client) and the ideal round,
 #     train + floor;
 #   - each process's CPU and maximum RSS (SHUFFLEDP_CPUPROFILE: every
-#     process of `up` writes DIR/ROLE-PID.txt when it stops), and its
-#     resident set sampled every 2 s while the run goes (rss.csv).
+#     process of `up` writes DIR/ROLE-PID.txt when it stops), its resident
+#     set sampled every 2 s while the run goes (rss.csv), its Go heap from
+#     its Prometheus endpoint (heap.csv), and its live heap after a
+#     garbage collection once round 2 is done (SIGUSR1: ROLE-PID.heap.txt
+#     and a heap profile ROLE-PID-heap-1.pprof).
 #
 # Usage: scripts/scale-run.sh [--clients 1000000] [--sample 100000]
 #          [--rounds 3] [--client-processes 4] [--workers 1]
 #          [--train-clients 0] [--round-timeout 10m] [--out out/scale-run]
 # Run it with `nice -n 10` on a shared machine. Output in OUT: up.log,
-# metrics (state/metrics.jsonl), prof/ROLE-PID.{txt,pprof}, rss.csv,
-# summary.txt (printed at the end).
+# metrics (state/metrics.jsonl), prof/ROLE-PID.{txt,pprof,heap.txt},
+# prof/ROLE-PID-heap-1.pprof, rss.csv, heap.csv, summary.txt (printed at
+# the end). Compare the live heaps of two runs that differ only in
+# --clients for the memory a role holds per enrolled client.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=1000000 K=100000 ROUNDS=3 PROCS=4 WORKERS=1 TRAIN_N=0 TIMEOUT=10m OUT=out/scale-run
@@ -87,6 +92,7 @@ UP=$!
 echo "time_s,pid,role,rss_kib" > "$OUT/rss.csv"
 echo "time_s,rounds_done,process,heap_alloc_bytes,next_gc_bytes" > "$OUT/heap.csv"
 T0=$(date +%s)
+SIGNALLED=""
 while kill -0 "$UP" 2>/dev/null; do
   for P in $(pgrep -P "$UP" || true); do
     ROLE=$( (tr '\0' ' ' < "/proc/$P/cmdline") 2>/dev/null | awk '{print $2}') || continue
@@ -97,6 +103,13 @@ while kill -0 "$UP" 2>/dev/null; do
   # (live + garbage not yet collected) and the next GC's goal (2 x the live
   # heap at the last collection, GOGC = 100)
   DONE=$(( $( (wc -l < "$OUT/state/metrics.jsonl") 2>/dev/null || echo 0) - 1 ))
+  if [ "$DONE" -ge 2 ] && [ -z "$SIGNALLED" ]; then
+    # after round 2: every process writes its live heap after a garbage
+    # collection (SIGUSR1, internal/cpuprofile: prof/ROLE-PID.heap.txt and
+    # a heap profile prof/ROLE-PID-heap-1.pprof)
+    SIGNALLED=1
+    for P in $(pgrep -P "$UP" || true); do kill -USR1 "$P" 2>/dev/null || true; done
+  fi
   while read -r NAME URL; do
     curl -s --max-time 2 "$URL" 2>/dev/null | awk -v t="$(( $(date +%s) - T0 ))" -v n="$DONE,$NAME" \
       '/^go_memstats_heap_alloc_bytes / {h=$2} /^go_memstats_next_gc_bytes / {g=$2} END {if (h != "") printf "%s,%s,%.0f,%.0f\n", t, n, h, g}' >> "$OUT/heap.csv" || true
@@ -119,6 +132,8 @@ read -r UPR ROUNDS_S < <(per_round "$OUT/state/metrics.jsonl")
   echo "up seconds to each metrics line (first: from the start): $ROUNDS_S"
   echo "per process (SHUFFLEDP_CPUPROFILE; max RSS from getrusage):"
   for f in "$OUT"/prof/*.txt; do [ -e "$f" ] && echo "  $(basename "$f" .txt): $(cat "$f")"; done
+  echo "live heap after a garbage collection, at the end of round 2 (SIGUSR1):"
+  for f in "$OUT"/prof/*.heap.txt; do [ -e "$f" ] && echo "  $(basename "$f" .heap.txt): $(head -1 "$f")"; done
   echo "resident set sampled every 2 s, the largest per process (KiB):"
   python3 - "$OUT/rss.csv" <<'PY'
 import csv, sys
