@@ -75,7 +75,10 @@ func Start(role string) (stop func() error, err error) {
 	var once sync.Once
 	return func() (err error) {
 		once.Do(func() {
-			signal.Stop(sig)
+			// Ignored, not reset to its default (which ends the
+			// process): a late signal must not kill a process that is
+			// writing its state on the way out.
+			signal.Ignore(syscall.SIGUSR1)
 			close(sig)
 			heaps.Wait()
 			pprof.StopCPUProfile()
