@@ -483,6 +483,42 @@ func (p *ClientPool) credential(ctx context.Context) context.Context {
 	return withCredential(ctx, p.cfg.Lo, p.cfg.Credentials.Token(p.cfg.Lo))
 }
 
+// chunkLinger is how long a partial chunk waits for more reports while
+// the clients compute (sendChunks).
+const chunkLinger = 10 * time.Millisecond
+
+// sendChunks sends the reports of out, in order, in ReportChunks of run
+// and round: a chunk goes when it holds chunkReports reports, or when no
+// report is waiting and linger has passed since the last send, and the
+// rest when out is closed. Reports come one by one as the clients compute
+// them; sending whatever is there whenever out is momentarily empty made
+// about one message per report (10,000 a round at k = 10,000), and the
+// shuffler paid a gRPC message's receive, TLS record and wake-up for
+// each. After a failed send the rest is drained, not sent; the first
+// error is returned.
+func sendChunks(out <-chan *pb.Report, run string, round int64, send func(*pb.ReportChunk) error, linger time.Duration) error {
+	var err error
+	chunk := &pb.ReportChunk{Run: run, Round: round}
+	last := time.Now()
+	flush := func() {
+		if err == nil {
+			err = send(chunk)
+		}
+		chunk = &pb.ReportChunk{Run: run, Round: round}
+		last = time.Now()
+	}
+	for r := range out {
+		chunk.Reports = append(chunk.Reports, r)
+		if len(chunk.Reports) == chunkReports || (len(out) == 0 && time.Since(last) >= linger) {
+			flush()
+		}
+	}
+	if len(chunk.Reports) > 0 {
+		flush()
+	}
+	return err
+}
+
 // serve computes the reports of the round's sampled (under check-in:
 // selected) clients in parallel and streams them to the shuffler in chunks
 // as they are ready.
@@ -496,7 +532,6 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 	if err != nil {
 		return fmt.Errorf("client: submit: %w", err)
 	}
-	var sendErr error
 	out := make(chan *pb.Report, 2*chunkReports)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -522,19 +557,7 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 		}()
 	}
 	go func() { wg.Wait(); close(out) }()
-	chunk := &pb.ReportChunk{Run: run.Run, Round: round.ID}
-	for r := range out {
-		chunk.Reports = append(chunk.Reports, r)
-		if len(chunk.Reports) == chunkReports || len(out) == 0 {
-			if sendErr == nil {
-				sendErr = stream.Send(chunk)
-			}
-			chunk = &pb.ReportChunk{Run: run.Run, Round: round.ID}
-		}
-	}
-	if len(chunk.Reports) > 0 && sendErr == nil {
-		sendErr = stream.Send(chunk)
-	}
+	sendErr := sendChunks(out, run.Run, round.ID, stream.Send, chunkLinger)
 	if err := errors.Join(errs...); err != nil {
 		stream.CloseSend()
 		return err

@@ -2,9 +2,12 @@ package node
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -215,4 +218,76 @@ func TestOpenRoundKeep(t *testing.T) {
 	if cap(r.block) != 3*size {
 		t.Fatalf("block of %d bytes for 3 expected reports, want %d", cap(r.block), 3*size)
 	}
+}
+
+// sendChunks sends every report once, in order, in chunks of at most
+// chunkReports: reports arriving one by one (here one every 100 µs, over
+// 100 ms) go in a few chunks, one per linger (10 ms) or so, not one
+// message per report; reports already waiting go in full chunks; what is
+// left when the channel closes is sent; after a failed send nothing more
+// is sent and the error is returned.
+func TestSendChunks(t *testing.T) {
+	type sent struct {
+		chunks, reports int
+		took            time.Duration
+	}
+	run := func(n int, gap time.Duration, fail int) (sent, []int64, error) {
+		start := time.Now()
+		out := make(chan *pb.Report, 2*chunkReports)
+		go func() {
+			for i := range n {
+				out <- &pb.Report{Client: int64(i)}
+				if gap > 0 {
+					time.Sleep(gap)
+				}
+			}
+			close(out)
+		}()
+		var s sent
+		var order []int64
+		err := sendChunks(out, "r", 3, func(c *pb.ReportChunk) error {
+			if c.Run != "r" || c.Round != 3 || len(c.Reports) == 0 || len(c.Reports) > chunkReports {
+				t.Errorf("chunk of run %q round %d with %d reports", c.Run, c.Round, len(c.Reports))
+			}
+			s.chunks++
+			if s.chunks == fail {
+				return io.EOF
+			}
+			s.reports += len(c.Reports)
+			for _, r := range c.Reports {
+				order = append(order, r.Client)
+			}
+			return nil
+		}, 10*time.Millisecond)
+		s.took = time.Since(start)
+		return s, order, err
+	}
+	s, order, err := run(1000, 100*time.Microsecond, 0)
+	if err != nil || s.reports != 1000 || !slices.Equal(order, seq(1000)) {
+		t.Fatalf("slow arrivals: %+v, %v; reports out of order or lost", s, err)
+	}
+	// 1,000 reports over >= 100 ms (longer on a loaded machine): at most
+	// one chunk per 10 ms, and the last.
+	if max := int(s.took/(10*time.Millisecond)) + 2; s.chunks > max || s.chunks > 500 {
+		t.Errorf("slow arrivals: %d chunks for 1,000 reports over %v, want at most %d (one per 10 ms)", s.chunks, s.took, max)
+	}
+	s, order, err = run(3*chunkReports+5, 0, 0)
+	if err != nil || s.reports != 3*chunkReports+5 || !slices.Equal(order, seq(3*chunkReports+5)) {
+		t.Fatalf("fast arrivals: %+v, %v", s, err)
+	}
+	if s.chunks > 3*chunkReports+5 || s.chunks < 4 {
+		t.Errorf("fast arrivals: %d chunks", s.chunks)
+	}
+	s, _, err = run(2000, 0, 2)
+	if err != io.EOF || s.chunks != 2 {
+		t.Errorf("a failed second send: %d sends, %v; want 2 and the error", s.chunks, err)
+	}
+}
+
+func seq(n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(i)
+	}
+	return out
 }
