@@ -72,27 +72,53 @@ func (e *Enroller) Token(client int64) []byte {
 	return e.token(client, nil)
 }
 
+// macState is a keyed HMAC state with the scratch memory of one token: the
+// message (tokenLabel and the client's index) and the sum. Kept in the
+// pool with the state, so that a token check allocates nothing (the
+// message and the sum, passed to the hash's interface methods, would
+// otherwise escape to the heap: three allocations per report checked).
+type macState struct {
+	h   hash.Hash
+	msg [len(tokenLabel) + 8]byte
+	sum [TokenSize]byte
+}
+
+// state returns a reset keyed state from the pool (a new one if empty).
+func (e *Enroller) state() *macState {
+	st, _ := e.macs.Get().(*macState)
+	if st == nil {
+		st = &macState{h: hmac.New(sha256.New, e.secret)}
+		copy(st.msg[:], tokenLabel)
+	} else {
+		st.h.Reset()
+	}
+	return st
+}
+
+// mac computes client's credential into st.sum and returns it.
+func (st *macState) mac(client int64) []byte {
+	binary.BigEndian.PutUint64(st.msg[len(tokenLabel):], uint64(client))
+	st.h.Write(st.msg[:])
+	return st.h.Sum(st.sum[:0])
+}
+
 // token appends client's credential to dst.
 func (e *Enroller) token(client int64, dst []byte) []byte {
-	m, _ := e.macs.Get().(hash.Hash)
-	if m == nil {
-		m = hmac.New(sha256.New, e.secret)
-	} else {
-		m.Reset()
-	}
-	m.Write([]byte(tokenLabel))
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(client))
-	m.Write(b[:])
-	dst = m.Sum(dst)
-	e.macs.Put(m)
+	st := e.state()
+	dst = append(dst, st.mac(client)...)
+	e.macs.Put(st)
 	return dst
 }
 
 // Verify reports whether token is client's credential (in constant time).
 func (e *Enroller) Verify(client int64, token []byte) bool {
-	var b [TokenSize]byte
-	return client >= 0 && hmac.Equal(e.token(client, b[:0]), token)
+	if client < 0 {
+		return false
+	}
+	st := e.state()
+	ok := hmac.Equal(st.mac(client), token)
+	e.macs.Put(st)
+	return ok
 }
 
 // Credentials are the credentials of the clients [Lo, Hi): Tokens[i] is

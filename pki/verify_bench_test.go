@@ -77,3 +77,20 @@ func TestVerifyReusedStates(t *testing.T) {
 		}
 	}
 }
+
+// A token check allocates nothing once the pool holds a state (the shuffler
+// checks one per report): the message and the sum live in the pooled
+// macState. A negative client index is refused.
+func TestVerifyAllocatesNothing(t *testing.T) {
+	e, err := NewEnroller([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := e.Token(7)
+	if !e.Verify(7, tok) || e.Verify(-1, tok) || e.Verify(8, tok) {
+		t.Fatal("Verify: wrong answer")
+	}
+	if a := testing.AllocsPerRun(200, func() { e.Verify(7, tok) }); a != 0 {
+		t.Errorf("Verify allocates %v times per check, want 0", a)
+	}
+}
