@@ -56,6 +56,14 @@ ENTRIES = [
     ("shuffle Gaussian, ScatterNet + logreg, replace-one (ICLR'23 Fig. 1a mechanism)",
      "the same runs, re-accounted under replace-one (`shuffledp account ... --adjacency replace-one`)",
      "results/frontier/test/t-g-k100-sig1.4-s*.jsonl", None),
+    ("shuffle Gaussian, ScatterNet + logreg, zero-out (ICLR'23 Fig. 1a mechanism)",
+     "k 75, sigma 1.2, C 0.1 l2, 86,400 rounds, lr 1.0417 cosine; ledger zero-out",
+     "results/frontier/test/t-g-k75-sig1.2-s*.jsonl", None),
+    #   shuffledp account --mechanism subsampled-shuffle-gaussian --n 60000 --k 75 --sigma 1.2 \
+    #     --steps 86400 --delta 1e-5 --adjacency replace-one    # 1.842269982807482
+    ("shuffle Gaussian, ScatterNet + logreg, replace-one, k 75 (ICLR'23 Fig. 1a mechanism)",
+     "the same runs, re-accounted under replace-one (`shuffledp account ... --adjacency replace-one`)",
+     "results/frontier/test/t-g-k75-sig1.2-s*.jsonl", None),
     ("shuffle Gaussian, cnn-tanh, zero-out (ICLR'23 Fig. 1a)", "sigma 0.86, 1 seed; zero-out adjacency (replace-one is larger)",
      "results/iclr23-fig1/fig1a-shuffle-noisesum-cos30.jsonl", None),
     ("central DP-SGD, cnn-tanh, add-remove (ICLR'23 Fig. 1a)", "trusted server; Poisson sampling; 1 seed",
@@ -71,6 +79,7 @@ ENTRIES = [
 # adjacency (the command is beside the entry above): series -> epsilon.
 REACCOUNTED = {
     "shuffle Gaussian, ScatterNet + logreg, replace-one (ICLR'23 Fig. 1a mechanism)": 1.407,  # 1.406993624405366, rounded up
+    "shuffle Gaussian, ScatterNet + logreg, replace-one, k 75 (ICLR'23 Fig. 1a mechanism)": 1.8423,  # 1.842269982807482, rounded up
 }
 
 
