@@ -11,6 +11,7 @@ Non-private entries (no epsilon) become horizontal lines.
 Usage: scripts/frontier-table.py [--out results/frontier/frontier.tsv]
 """
 import argparse
+import decimal
 import glob
 import json
 import os
@@ -83,6 +84,16 @@ REACCOUNTED = {
 }
 
 
+def up(x, digits):
+    """x rounded up to the given significant digits, as text: a printed
+    epsilon is never smaller than the bound it stands for."""
+    d = decimal.Decimal(repr(x))
+    if d == 0:
+        return "0"
+    q = decimal.Decimal(1).scaleb(d.adjusted() - digits + 1)
+    return "{:f}".format(d.quantize(q, rounding=decimal.ROUND_CEILING).normalize())
+
+
 def read(path, at):
     rows = [json.loads(l) for l in open(path) if l.strip()]
     if at is not None:
@@ -113,8 +124,8 @@ def main():
             epstext = "none (not private)"
         else:
             e = REACCOUNTED.get(series, max(eps))
-            tsv.append("point\t%s\t%.6g\t%.6f\t%.6f" % (series, e, mean, sd))
-            epstext = "%.4g" % e
+            tsv.append("point\t%s\t%s\t%.6f\t%.6f" % (series, up(e, 6), mean, sd))
+            epstext = up(e, 4)
         print("| %s | %s | %.2f%% ± %.2f | %d | %s | `%s/` %s |" % (series, epstext, 100 * mean, 100 * sd, len(files), conf, rel, names))
     with open(args.out, "w") as f:
         f.write("\n".join(tsv) + "\n")
