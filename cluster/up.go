@@ -59,21 +59,22 @@ type Config struct {
 	DataDir string
 	// ClientProcesses is the number of client processes (>= 1) sharing
 	// the n clients; Workers the goroutines of each.
-	ClientProcesses, Workers int
+	ClientProcesses int `flag:"client-processes" default:"1" usage:"client processes sharing the clients (each hosts a contiguous range)"`
+	Workers         int
 	// RoundTimeout is passed to the shuffler (0: its default): every
 	// round is released at this deadline, a dummy report in the place of
 	// each sampled client that has not delivered.
-	RoundTimeout time.Duration
+	RoundTimeout time.Duration `flag:"round-timeout" usage:"the shuffler's round deadline: every round is released this long after it was relayed, dummies for the sampled clients that have not delivered (0: the shuffler's default, 2m)"`
 	// ReleaseWhenComplete is the shuffler's --release-when-complete:
 	// release a round as soon as every sampled client delivered (sound
 	// only if dropout is independent of the data and exchangeable across
 	// clients; docs/proofs/dummy-reports.md).
-	ReleaseWhenComplete bool
+	ReleaseWhenComplete bool `flag:"release-when-complete" usage:"the shuffler releases a round as soon as every sampled client delivered (sound only if dropout is independent of the data and equally likely for every client; see shuffledp shuffler --help)"`
 	// MinConnected is the shuffler's --min-connected (0: all clients).
-	MinConnected int
+	MinConnected int `flag:"min-connected" usage:"registered clients the shuffler waits for before the first round (0: all)"`
 	// Dropout is the clients' --dropout: the probability that a sampled
 	// client ignores a round (a simulation of unreliable devices; 0: none).
-	Dropout float64
+	Dropout float64 `flag:"dropout" usage:"SIMULATION: each sampled client ignores a round with this probability (unreliable devices); its slot gets a dummy at the deadline"`
 	// Delta and TargetEpsilon are the shuffler's own accounting parameters
 	// (its --delta and --target-epsilon; the train flags' values): the
 	// shuffler refuses a server whose run disagrees.
@@ -86,14 +87,14 @@ type Config struct {
 	// loopback ports (and each client process's health metrics, its
 	// address in DIR/client-LO-HI.metrics-addr); their addresses are printed to Stderr and returned
 	// by MetricsAddrs.
-	Metrics bool
+	Metrics bool `flag:"prometheus" usage:"serve the server's and the shuffler's Prometheus metrics on loopback ports (addresses printed; see --metrics-listen of server and shuffler)"`
 	// MetricsAddrs, if not nil, is called with the server's and the
 	// shuffler's metrics addresses once both listen.
 	MetricsAddrs func(server, shuffler string)
 	// Dashboard serves the server's and the shuffler's live pages (their
 	// --http) on loopback ports; their addresses are printed to Stderr and
 	// written to DIR/server.http-addr and DIR/shuffler.http-addr.
-	Dashboard bool
+	Dashboard bool `flag:"dashboard" usage:"serve the server's and the shuffler's live pages on loopback ports (addresses printed and written to DIR/server.http-addr, DIR/shuffler.http-addr; see --http of server and shuffler)"`
 	// Stderr receives every child's output, each line prefixed with its
 	// role.
 	Stderr io.Writer
@@ -106,8 +107,8 @@ type Config struct {
 	// each shard reporting to its shuffler (ClientProcesses per shard,
 	// rounded down, at least one). Metrics, Dashboard and MinConnected
 	// are not offered with shards.
-	Shards int
-	Ledger string
+	Shards int    `flag:"shards" default:"1" usage:"shuffler shards (docs/shards.md): S shufflers, each with its clients, sharing the PostgreSQL --ledger; S must divide --clients and --sample"`
+	Ledger string `flag:"ledger" metavar:"URL" usage:"the shards' shared ledger URL (postgres://...), with --shards"`
 	// Standby, with Shards, starts a standby shuffler for every shard
 	// (state DIR/shuffler-I-standby/) on its shard's address: it waits for
 	// the shard's lease, and when the active replica exits (a crash, a
@@ -115,7 +116,7 @@ type Config struct {
 	// client processes reconnect to it. The exit of one of a shard's two
 	// replicas does not end the run while the other runs; standbys still
 	// waiting when the run is over are stopped.
-	Standby bool
+	Standby bool `flag:"standby" usage:"with --shards: a standby shuffler per shard on its address, which takes the shard over when the active one dies"`
 }
 
 // ErrInterrupted is returned when ctx was cancelled: every child was

@@ -17,11 +17,14 @@ type ClientProcess struct {
 	// Clients is the range LO:HI of clients the process hosts,
 	// Credentials their credentials file (pki enrol), PKI the client
 	// bundle.
-	Clients, Credentials, PKI string
+	Clients     string `flag:"clients" metavar:"LO:HI" usage:"the clients LO:HI this process hosts (client i holds training example i)"`
+	Credentials string `flag:"credentials" metavar:"FILE" usage:"the clients' credentials FILE (shuffledp pki enrol)"`
+	PKI         string `flag:"pki" metavar:"DIR" usage:"the client bundle DIR (DIR/client of shuffledp pki init: ca.pem, client.pem, client.key)"`
 	// MetricsListen serves the process's health only (Go runtime and
 	// process metrics: how often a pool's clients are sampled is who was
 	// sampled); "" for off.
-	MetricsListen, MetricsAddrFile string
+	MetricsListen   string `flag:"metrics-listen" metavar:"ADDR" usage:"serve this process's health (Go runtime and process metrics only: no per-round figure, since how often a pool's clients are sampled is who was sampled) at http://ADDR/metrics (empty: off)"`
+	MetricsAddrFile string `flag:"metrics-addr-file,hidden" metavar:"FILE" usage:"write the metrics address to this FILE"`
 	// Pool is the pool's configuration; RunClients sets its range, TLS
 	// and credentials.
 	Pool node.ClientPoolConfig

@@ -23,9 +23,11 @@ import (
 // --http; the last two "" for off) and the files it writes each bound
 // address to for a parent process (--addr-file, ...; "" for none).
 type Endpoints struct {
-	Listen, AddrFile               string
-	MetricsListen, MetricsAddrFile string
-	HTTPListen, HTTPAddrFile       string
+	Listen, AddrFile string
+	MetricsListen    string `flag:"metrics-listen" metavar:"ADDR" usage:"serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9090; empty: off). Counts, sizes, latencies and the ledger's epsilon only: no client identity, no report"`
+	MetricsAddrFile  string `flag:"metrics-addr-file,hidden" metavar:"FILE" usage:"write the metrics address to this FILE"`
+	HTTPListen       string `flag:"http" metavar:"ADDR" usage:"serve a live page of this role's run at http://ADDR/ (e.g. 127.0.0.1:8080; empty: off): configuration, rounds, the ledger's epsilon, accuracy, round times, errors"`
+	HTTPAddrFile     string `flag:"http-addr-file,hidden" metavar:"FILE" usage:"write the dashboard's address to this FILE"`
 }
 
 // listeners binds the role's address (unless later: then lis is nil)
@@ -80,10 +82,12 @@ type ShufflerProcess struct {
 	Endpoints
 	// State is the state directory, Ledger the ledger's URL ("": the
 	// SQLite ledger in State), PKI the shuffler's bundle.
-	State, Ledger, PKI string
+	State  string `flag:"state" metavar:"DIR" usage:"the shuffler's state DIR (durable ledger; its parent must exist)"`
+	Ledger string `flag:"ledger" metavar:"URL" usage:"ledger URL: postgres://... (default: the embedded SQLite ledger DIR/ledger.db)"`
+	PKI    string `flag:"pki" metavar:"DIR" usage:"the shuffler's bundle DIR (DIR/shuffler of shuffledp pki init: ca.pem, shuffler.pem, shuffler.key, clients.key)"`
 	// ExposeDummies lets the metrics and the page listen beyond loopback
 	// (the dummy count is the shuffler operator's alone).
-	ExposeDummies bool
+	ExposeDummies bool `flag:"expose-dummy-counts" usage:"allow --http and --metrics-listen beyond loopback: both show the dummy reports per round, which only the shuffler's operator may see (a published dummy count breaks privacy; docs/proofs/dummy-reports.md)"`
 	// Node is the node's configuration; RunShuffler sets its TLS, store,
 	// enroller, metrics and page.
 	Node node.ShufflerConfig
@@ -220,11 +224,11 @@ type ServerProcess struct {
 	Endpoints
 	// Config is the server's configuration (CheckServerOptions, ServerNode);
 	// RunServer sets its node's batch timeout, metrics and page.
-	Config       ServerConfig
-	BatchTimeout time.Duration
+	Config       ServerConfig  `flag:"-"` // its train flags are bound by the command
+	BatchTimeout time.Duration `flag:"batch-timeout" default:"30m" usage:"how long to wait for the shuffler's next batch after publishing a model; then exit 1 naming the model version (the state is kept: the same command resumes)"`
 	// Shards is the number of shuffler shards serving the run (the
 	// node's Shards).
-	Shards int
+	Shards int `flag:"shards" default:"1" usage:"shuffler shards serving the run (docs/shards.md), each shard's shuffler started with --shard I --shards S; S must divide --clients and --sample"`
 	// Stdout hears that a finished run has nothing to do; Stderr the
 	// process's own lines (addresses, the run it serves).
 	Stdout, Stderr io.Writer

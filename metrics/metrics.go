@@ -191,3 +191,18 @@ func Read(path string) ([]Record, error) {
 	}
 	return recs, nil
 }
+
+// Format formats *v with the fmt verb format, or "n/a" for nil (a field
+// absent from the record, such as the non-private baseline's epsilon).
+func Format(v *float64, format string) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+// Progress is the record as a progress line's text: "epoch E acc A eps
+// EPS" (n/a for an absent accuracy or epsilon).
+func (r Record) Progress() string {
+	return fmt.Sprintf("epoch %.4g acc %s eps %s", r.Epoch, Format(r.TestAccuracy, "%.4f"), Format(r.Epsilon, "%.4g"))
+}

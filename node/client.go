@@ -34,30 +34,31 @@ type ClientPoolConfig struct {
 	// Shuffler and Server are the addresses to dial; TLS is the client
 	// bundle's configuration (pki.ClientTLS with role client): each
 	// connection accepts only the role it dials.
-	Shuffler, Server string
-	TLS              *tls.Config
+	Shuffler string `flag:"shuffler" metavar:"ADDR" usage:"the shuffler's ADDR"`
+	Server   string `flag:"server" metavar:"ADDR" usage:"the server's ADDR (for the run specification and key configs)"`
+	TLS      *tls.Config
 	// Credentials are the pool's clients' credentials; the pool hosts
 	// clients [Lo, Hi) of them (both 0: all of them).
 	Credentials *pki.Credentials
 	Lo, Hi      int64
 	// DataDir holds the data set the run names (mnist); unused for
 	// synthetic data.
-	DataDir string
+	DataDir string `flag:"data-dir" metavar:"DIR" usage:"DIR holding the run's data set (mnist); not needed for synthetic"`
 	// Workers is the number of goroutines computing reports (>= 1).
-	Workers int
+	Workers int `flag:"workers" default:"1" usage:"goroutines computing reports"`
 	// Dropout is a SIMULATION of unreliable devices: each sampled client
 	// ignores a round with this probability (an independent coin from
 	// crypto/rand per client and round), so the shuffler puts a dummy in
 	// its place at the deadline (under check-in: each client the shuffler
 	// selected). 0: none.
-	Dropout float64
+	Dropout float64 `flag:"dropout" metavar:"P" usage:"SIMULATION of unreliable devices: each sampled client ignores a round with probability P (coins from crypto/rand); the shuffler puts a dummy in its place at the deadline"`
 	// Log receives a line per round (nil: none).
 	Log *log.Logger
 	// ConnectTimeout bounds every wait for a peer: for the server and the
 	// shuffler to answer at start, for the shuffler to accept the
 	// registration, and for it to come back after it went away mid-run
 	// (0: DefaultConnectTimeout). Past it Run fails, naming the peer.
-	ConnectTimeout time.Duration
+	ConnectTimeout time.Duration `flag:"connect-timeout" default:"1m" usage:"how long to wait for the server and the shuffler to answer (and to accept the registration), at start and after the shuffler went away mid-run; then exit 1 naming what was waited for"`
 }
 
 // ClientPool hosts many simulated clients in one process: it fetches the

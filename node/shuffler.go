@@ -56,7 +56,7 @@ type ShufflerConfig struct {
 	// Server is the server's address; ServerTLS the configuration to dial
 	// it with (pki.ClientTLS with the shuffler's bundle; only the server's
 	// identity is accepted).
-	Server    string
+	Server    string `flag:"server" metavar:"ADDR" usage:"the server's ADDR"`
 	ServerTLS *tls.Config
 	// TLS is the listener's configuration (pki.ServerTLS, the shuffler's
 	// certificate).
@@ -73,7 +73,8 @@ type ShufflerConfig struct {
 	// public specification (from the untrusted server) has another delta,
 	// or a target above TargetEpsilon (or none while TargetEpsilon is
 	// set), is refused; a lower target of the server's is honoured.
-	Delta, TargetEpsilon float64
+	Delta         float64 `flag:"delta" default:"1e-5" usage:"the shuffler's delta: its ledger debits at it; a run of another delta is refused"`
+	TargetEpsilon float64 `flag:"target-epsilon" usage:"the shuffler's target epsilon: no round is released past it; a run with a higher target (or none) is refused (0 = no target)"`
 	// Adjacency is the weakest neighbouring relation the shuffler debits a
 	// Gaussian run's rounds for (the flag --adjacency): replace-one (the
 	// default when empty) or zero-out. Like the delta, it is the trusted
@@ -82,7 +83,7 @@ type ShufflerConfig struct {
 	// smaller zero-out one) is refused; a stricter relation of the
 	// server's is honoured. The eps0-LDP randomizers are replace-one
 	// natively.
-	Adjacency string
+	Adjacency string `flag:"adjacency" default:"replace-one" usage:"the weakest neighbouring relation the shuffler debits Gaussian runs for: replace-one or zero-out (a server's run stated for a weaker one is refused)"`
 	// Metrics receives the shuffler's Prometheus metrics (nil: none).
 	Metrics *telemetry.ShufflerMetrics
 	// Dashboard receives the shuffler's figures for its operator's page
@@ -96,7 +97,7 @@ type ShufflerConfig struct {
 	// (shuffler.DummyReports). The deadline is fixed by configuration and
 	// never adapted from observed dropouts: the release time must not
 	// depend on who dropped out (docs/proofs/dummy-reports.md, (A3)).
-	RoundTimeout time.Duration
+	RoundTimeout time.Duration `flag:"round-timeout" default:"2m" usage:"the round's deadline: its batch is released this long after the round was relayed, a dummy report in the place of each sampled client that has not delivered"`
 	// ReleaseWhenComplete releases a round as soon as every sampled client
 	// delivered, instead of at the deadline. Opt-in: the release time then
 	// reveals whether some sampled client dropped out, which is harmless
@@ -104,20 +105,20 @@ type ShufflerConfig struct {
 	// exchangeable across clients (each client independently with one
 	// probability; docs/proofs/dummy-reports.md, (A2')). Without it a
 	// client whose dropout depends on its own data leaks it.
-	ReleaseWhenComplete bool
+	ReleaseWhenComplete bool `flag:"release-when-complete" usage:"release a round as soon as every sampled client delivered (reveals whether someone dropped out: sound only if dropout is independent of the data and equally likely for every client)"`
 	// MinConnected is how many clients must be registered before the
 	// shuffler opens its first round (0: the whole population). After
 	// that, rounds open whoever is connected: a sampled client that is not
 	// connected, or does not deliver, is a dropout and gets a dummy.
-	MinConnected int
+	MinConnected int `flag:"min-connected" usage:"registered clients needed before the first round (0: all n); later rounds sample k of n whether or not they are connected"`
 	// RegisterTimeout bounds the wait for MinConnected clients before the
 	// first round (0: DefaultRegisterTimeout): past it Run fails, saying
 	// how many registered and how many it waited for.
-	RegisterTimeout time.Duration
+	RegisterTimeout time.Duration `flag:"register-timeout" default:"10m" usage:"how long to wait for --min-connected clients to register before the first round (logging how many every 30s); then exit 1 saying how many did"`
 	// ModelTimeout bounds each wait for the server's next model (0:
 	// DefaultModelTimeout): past it Run fails naming the server, the model
 	// version waited after and the flag.
-	ModelTimeout time.Duration
+	ModelTimeout time.Duration `flag:"model-timeout" default:"30m" usage:"how long to wait for the server's next model (it steps and evaluates first); then exit 1 naming the server"`
 	// Log receives one line per round and per rejection burst (nil: none).
 	Log *log.Logger
 	// MaxConns bounds the listener's open connections (0:
@@ -129,7 +130,7 @@ type ShufflerConfig struct {
 	// ConnectTimeout bounds every wait for the server: to answer at start,
 	// and to come back after it went away mid-run (0:
 	// DefaultConnectTimeout). Past it Run fails, naming the server.
-	ConnectTimeout time.Duration
+	ConnectTimeout time.Duration `flag:"connect-timeout" default:"1m" usage:"how long to wait for the server to answer, at start and after it went away mid-run; then exit 1 naming it"`
 	// Shard and Shards, with Shards > 1, make this shuffler a replica of
 	// shard Shard of a run served by Shards shuffler shards
 	// (docs/shards.md): it serves only the shard's clients
@@ -139,11 +140,12 @@ type ShufflerConfig struct {
 	// lease (shard.Acquire on LeaseURL, the ledger's PostgreSQL database):
 	// a second replica of the same shard is a standby, waiting in Run
 	// until the first one's session ends.
-	Shard, Shards int
-	LeaseURL      string
+	Shard    int `flag:"shard" usage:"this shuffler's shard, 0..S-1, with --shards S (docs/shards.md); a second shuffler of the same shard is its standby: it listens only once it holds the shard's lease"`
+	Shards   int `flag:"shards" default:"1" usage:"shuffler shards serving the run (the server's --shards); S > 1 needs the shared PostgreSQL --ledger"`
+	LeaseURL string
 	// LeaseTTL is the shard lease's TTL (shard.AcquireTTL; 0:
 	// shard.DefaultLeaseTTL): how long a paused replica keeps the shard.
-	LeaseTTL time.Duration
+	LeaseTTL time.Duration `flag:"lease-ttl" default:"15s" usage:"with --shards: how long a paused shuffler keeps its shard's lease (its heartbeat renews it while it runs; PostgreSQL 14+)"`
 	// Listen, used when Run is given a nil listener, opens the listener
 	// once the shuffler is ready to serve: in a sharded run after the
 	// shard's lease is held, so that a standby binds the shard's address

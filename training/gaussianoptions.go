@@ -9,19 +9,19 @@ import "fmt"
 // (RandomizerCentralGaussian).
 type GaussianOptions struct {
 	// Sigma is the noise multiplier (--sigma).
-	Sigma float64
+	Sigma float64 `flag:"sigma" usage:"noise multiplier of --randomizer gaussian (each client adds N(0, C^2 sigma^2 I)) or central-gaussian (the server adds it to the sum)"`
 	// ClientSigma, for central-gaussian only, sets Sigma = sqrt(B)
 	// ClientSigma ([CentralSigma], --client-sigma).
-	ClientSigma float64
+	ClientSigma float64 `flag:"client-sigma" usage:"with --randomizer central-gaussian: sigma = sqrt(B) * client-sigma, B = --sample (or --rate x --clients): the same total noise as B Gaussian clients"`
 	// Participation is ParticipationSample or ParticipationCheckIn.
-	Participation string
+	Participation string `flag:"participation" default:"sample" usage:"who decides which clients report: sample (k = --sample of n, drawn by the shuffler) or checkin (each client checks in with probability --rate by its own coin; --randomizer gaussian)"`
 	// Rate is the check-in probability, or the Poisson sampling rate of
 	// central-gaussian (0: sample/clients).
-	Rate float64
+	Rate float64 `flag:"rate" usage:"check-in probability of --participation checkin, or the Poisson sampling rate of --randomizer central-gaussian (default sample/clients)"`
 	// Adjacency names the neighbouring datasets the epsilon is for.
-	Adjacency string
+	Adjacency string `flag:"adjacency" usage:"neighbouring datasets the epsilon of --randomizer gaussian or central-gaussian is for: replace-one or zero-out (gaussian; default replace-one), add-remove or zero-out (central-gaussian; default add-remove); see Gaussian runs below"`
 	// NoiseSum adds one summed noise vector per round (simulation only).
-	NoiseSum bool
+	NoiseSum bool `flag:"noise-sum" usage:"SIMULATION ONLY, --randomizer gaussian: add one summed noise vector N(0, m C^2 sigma^2 I) per round instead of one per client (same distribution of the server's sum; much faster; no per-client reports)"`
 }
 
 // ApplyGaussian copies o into c, whose Randomizer, Clients and Sample are

@@ -14,31 +14,53 @@ import (
 )
 
 // Options are the values of a training run's command line, as `shuffledp
-// train`, `up` and `server` take them (each field's flag in its comment's
-// first words); Config turns them into a validated Config. Where the run is
+// train`, `up` and `server` take them: each field's flag, default and help
+// text are its struct tags (bound by cliflag.Bind; the defaults of a
+// server optimizer, an LR decay and a participation are
+// server.OptimizerSGD, DecayNone and ParticipationSample, checked by a
+// test); Config turns them into a validated Config. Where the run is
 // kept (--state, --metrics) is not an option of the run.
 type Options struct {
-	Dataset, DataDir, Model string  // --dataset, --data-dir, --model
-	Clients, Sample         int     // --clients, --sample
-	Randomizer, ClipNorm    string  // --randomizer, --clip-norm
-	LinfClip                string  // --linf-clip: scale or clamp
-	Clip, Eps0, Delta       float64 // --clip, --eps0, --delta
-	Epochs                  float64 // --epochs
-	LR                      string  // --lr: RATE[,EPOCH:RATE...]
-	Seed                    uint64  // --seed
-	TargetEpsilon           float64 // --target-epsilon
-	EvalEvery               int     // --eval-every
-	ProjectRadius           float64 // --project-radius
-	Workers                 int     // --workers
-	CryptoNoise             bool    // --crypto-noise
-	ClipDiagnostic          bool    // --clip-diagnostic (simulation only)
-	TestSize, Validation    int     // --test-size, --validation
-	Optimizer, AdamBetas    string  // --optimizer, --adam-betas: B1,B2
-	Momentum, AdamEps       float64 // --momentum, --adam-eps
-	EMA, LRWarmup           float64 // --ema, --lr-warmup
-	LRDecay                 string  // --lr-decay
-	Features                string  // --features: none or a features.Parse spec
-	Gaussian                GaussianOptions
+	Dataset       string  `flag:"dataset" default:"mnist" usage:"dataset: mnist (IDX files in --data-dir), or synthetic (random data of MNIST shape, for throughput measurements)"`
+	DataDir       string  `flag:"data-dir" metavar:"DIR" usage:"DIR holding the dataset (for mnist: shuffledp data fetch mnist fills data/mnist-cache)"` // usage computed: FlagUsage
+	Model         string  `flag:"model" default:"cnn" usage:"model: cnn (NeurIPS'21 Table 1: ReLU, 32 filters in conv2), cnn-tanh (the authors' network: tanh, 16 filters, d = 13,706), mlp, logreg or logreg-dct (logreg in a DCT basis of the sum-zero logits: same classifiers, the residual spread over classes-1 rows, d = (classes-1)(inputs+1))"`
+	Clients       int     `flag:"clients" default:"60000" usage:"n: number of clients, each holding one training example (the first n)"`
+	Sample        int     `flag:"sample" default:"10000" usage:"k: clients sampled without replacement per round"`
+	Randomizer    string  `flag:"randomizer" default:"rinf" usage:"local randomizer: none (non-private baseline), rinf, r1, r2, privunit (the R_2 arXiv Fig. 5(b) names), djw (Duchi-Jordan-Wainwright l2, the R_2 of the authors' code), gaussian (each client adds N(0, C^2 sigma^2 I): DP-SGD in the shuffle model) or central-gaussian (the central-DP baseline; see Gaussian runs below)"`
+	ClipNorm      string  `flag:"clip-norm" usage:"clipping norm l1, l2 or linf (default: linf for rinf, l1 for r1, l2 for r2 and none)"`
+	LinfClip      string  `flag:"linf-clip" default:"scale" usage:"with --clip-norm linf: scale (Algorithm 1: g / max(1, ||g||_inf/C)) or clamp (each coordinate into [-C, C])"`
+	Clip          float64 `flag:"clip" default:"0.01" usage:"clipping radius C: g <- g / max(1, ||g||_p / C)"`
+	Eps0          float64 `flag:"eps0" default:"1.5" usage:"local DP parameter of the randomizer"`
+	Delta         float64 `flag:"delta" default:"1e-5" usage:"delta of the reported (epsilon, delta)-DP guarantee (account's default is 1e-8: pass it --delta 1e-5 to compare)"`
+	Epochs        float64 `flag:"epochs" default:"200" usage:"epochs to train (an epoch is clients/sample rounds; fractions allowed)"`
+	LR            string  `flag:"lr" default:"0.3,70:0.18" usage:"learning-rate schedule: RATE[,EPOCH:RATE...], e.g. 0.3,70:0.18"`
+	Seed          uint64  `flag:"seed" default:"1" usage:"seed of every random choice (simulation only)"`
+	TargetEpsilon float64 `flag:"target-epsilon" usage:"stop before the round that would make epsilon exceed this (0 = no target)"`
+	EvalEvery     int     `flag:"eval-every" usage:"evaluate every this many rounds (0 = once per epoch)"`
+	ProjectRadius float64 `flag:"project-radius" usage:"project the parameters onto the l2 ball of this radius after every step (0 = no projection)"`
+	Workers       int     `flag:"workers" usage:"goroutines computing client gradients (0 = GOMAXPROCS; results do not depend on it)"`
+	CryptoNoise   bool    `flag:"crypto-noise" usage:"draw client randomizer noise from crypto/rand (not reproducible)"`
+	// ClipDiagnostic is simulation only.
+	ClipDiagnostic bool    `flag:"clip-diagnostic" usage:"SIMULATION ONLY: at every evaluation measure the clip's bias on the training clients' clear gradients (metrics clip_bias: clipped fraction, cosine and norms of the mean clipped against the mean gradient, R_inf's noise); changes no step; refused by networked runs"`
+	TestSize       int     `flag:"test-size" usage:"evaluate on the first this many test examples (0 = all)"`
+	Validation     int     `flag:"validation" usage:"tune honestly: hold out this many training examples (a fixed random split), train on the rest and evaluate on them instead of the test set, which is then never evaluated; metrics say eval_set \"validation\" (0 = off)"`
+	Optimizer      string  `flag:"optimizer" default:"sgd" usage:"server optimizer (privacy-free post-processing): sgd (Algorithm 1), momentum (heavy ball: v = mu v + g, step lr v), nesterov (step lr (g + mu v)) or adam"`
+	Momentum       float64 `flag:"momentum" default:"0.9" usage:"mu of --optimizer momentum and nesterov, in [0, 1)"`
+	AdamBetas      string  `flag:"adam-betas" default:"0.9,0.999" metavar:"B1,B2" usage:"B1,B2 of --optimizer adam, each in [0, 1)"`
+	AdamEps        float64 `flag:"adam-eps" default:"1e-8" usage:"epsilon of --optimizer adam (added to the root of the second moment), > 0"`
+	EMA            float64 `flag:"ema" metavar:"DECAY" usage:"DECAY in [0, 1) of an exponential moving average of the parameters (debiased), evaluated beside them (test_accuracy_ema); 0 = off"`
+	LRWarmup       float64 `flag:"lr-warmup" metavar:"EPOCHS" usage:"linear learning-rate warm-up over the first this many EPOCHS (fractions allowed; 0 = none)"`
+	LRDecay        string  `flag:"lr-decay" default:"none" usage:"learning-rate decay on top of --lr: none, cosine:END[:MIN] (to MIN times the rate at epoch END) or step:EVERY:GAMMA (times GAMMA every EVERY epochs)"`
+	Features       string  `flag:"features" default:"none" usage:"fixed per-example feature extractor applied on each client before its gradient (no privacy cost; cached in DATA-DIR/features): none, scatter (ScatterNet J=2 L=8, 2x2 pooling, group norm over 3 channels: 324 features) or scatter:j=J,l=L,pool=P,norm=none|unit|group,groups=G; use with --model logreg or mlp"`
+	Gaussian       GaussianOptions
+}
+
+// FlagUsage implements cliflag.Usager: --data-dir names data.DefaultMNISTDir.
+func (*Options) FlagUsage(name string) string {
+	if name == "data-dir" {
+		return "DIR holding the dataset (for mnist: shuffledp data fetch mnist fills " + data.DefaultMNISTDir + ")"
+	}
+	return ""
 }
 
 // Config returns the validated Config of o. given reports whether a flag
@@ -167,4 +189,25 @@ var LaterFlags = map[string]bool{"optimizer": true, "momentum": true, "adam-beta
 func (c Config) IdentityAdjacency() (string, bool) {
 	legacy := (event.Event{Mechanism: c.RoundEvent().Mechanism}).EffectiveAdjacency()
 	return c.Adjacency, c.Adjacency != "" && legacy != "" && c.Adjacency != legacy
+}
+
+// Identity returns the run's identity in its state directory from its
+// command line: flags holds every flag (set or default) as name → value,
+// without those that only say where or how the run is kept (--state,
+// --preset: the values a preset set are in flags); atDefault reports
+// whether a flag holds its default. A LaterFlags flag at its default is
+// left out, and the adjacency is in it exactly when IdentityAdjacency
+// says so.
+func (c Config) Identity(flags map[string]string, atDefault func(name string) bool) map[string]string {
+	m := map[string]string{}
+	for name, v := range flags {
+		if name == "adjacency" || (LaterFlags[name] && atDefault(name)) {
+			continue
+		}
+		m[name] = v
+	}
+	if adj, ok := c.IdentityAdjacency(); ok {
+		m["adjacency"] = adj
+	}
+	return m
 }

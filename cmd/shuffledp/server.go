@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shuffledp/shuffledp/cliflag"
 	"github.com/shuffledp/shuffledp/deploy"
 	"github.com/shuffledp/shuffledp/metrics"
-	"github.com/shuffledp/shuffledp/node"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -37,19 +37,13 @@ func newServerCmd() *cobra.Command {
 			return runServer(cmd, p)
 		},
 	}
-	addTrainFlags(cmd.Flags(), &f)
-	cmd.Flags().StringVar(&p.Listen, "listen", "127.0.0.1:7060", "`ADDR` to listen on (host:port; port 0 picks a free port)")
-	cmd.Flags().StringVar(&pkiDir, "pki", "", "the server's bundle `DIR` (DIR/server of shuffledp pki init: ca.pem, server.pem, server.key)")
-	cmd.Flags().StringVar(&p.AddrFile, "addr-file", "", "write the address listened on to this `FILE` (for --listen with port 0)")
-	cmd.Flags().StringVar(&p.MetricsListen, "metrics-listen", "", metricsListenUsage)
-	cmd.Flags().StringVar(&p.MetricsAddrFile, "metrics-addr-file", "", "write the metrics address to this `FILE`")
-	cmd.Flags().DurationVar(&p.BatchTimeout, "batch-timeout", node.DefaultBatchTimeout, "how long to wait for the shuffler's next batch after publishing a model; then exit 1 naming the model version (the state is kept: the same command resumes)")
-	cmd.Flags().StringVar(&p.HTTPListen, "http", "", httpUsage)
-	cmd.Flags().StringVar(&p.HTTPAddrFile, "http-addr-file", "", "write the dashboard's address to this `FILE`")
-	cmd.Flags().IntVar(&p.Shards, "shards", 1, "shuffler shards serving the run (docs/shards.md), each shard's shuffler started with --shard I --shards S; S must divide --clients and --sample")
-	cmd.Flags().MarkHidden("addr-file")
-	cmd.Flags().MarkHidden("metrics-addr-file")
-	cmd.Flags().MarkHidden("http-addr-file")
+	fl := cmd.Flags()
+	cliflag.MustBind(fl, &f)
+	cliflag.MustBind(fl, &p)
+	fl.StringVar(&p.Listen, "listen", "127.0.0.1:7060", "`ADDR` to listen on (host:port; port 0 picks a free port)")
+	fl.StringVar(&pkiDir, "pki", "", "the server's bundle `DIR` (DIR/server of shuffledp pki init: ca.pem, server.pem, server.key)")
+	fl.StringVar(&p.AddrFile, "addr-file", "", "write the address listened on to this `FILE` (for --listen with port 0)")
+	fl.MarkHidden("addr-file")
 	return cmd
 }
 
@@ -61,8 +55,7 @@ func runServer(cmd *cobra.Command, p deploy.ServerProcess) error {
 	total := cfg.TotalRounds()
 	p.Stdout, p.Stderr = cmd.OutOrStdout(), stderr
 	p.Hooks.OnEval = func(rec metrics.Record) error {
-		fmt.Fprintf(stderr, "server: round %d/%d epoch %.4g acc %s eps %s (%d ledger rounds)\n", rec.Round, total, rec.Epoch,
-			fmtPtr(rec.TestAccuracy, "%.4f"), fmtPtr(rec.Epsilon, "%.4g"), derefInt(rec.LedgerRounds))
+		fmt.Fprintf(stderr, "server: round %d/%d %s (%d ledger rounds)\n", rec.Round, total, rec.Progress(), derefInt(rec.LedgerRounds))
 		return nil
 	}
 	ctx, stop := signalContext(commandContext(cmd))
@@ -73,7 +66,7 @@ func runServer(cmd *cobra.Command, p deploy.ServerProcess) error {
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g\n",
-		reason, last.Round, last.Epoch, fmtPtr(last.TestAccuracy, "%.4f"), fmtPtr(last.Epsilon, "%.4g"), cfg.Delta)
+		reason, last.Round, last.Epoch, metrics.Format(last.TestAccuracy, "%.4f"), metrics.Format(last.Epsilon, "%.4g"), cfg.Delta)
 	if reason == training.StopCancelled {
 		fmt.Fprintf(stderr, "server: state saved in %s; run the same command again to resume\n", out.Dir)
 		return errInterrupted
@@ -84,7 +77,7 @@ func runServer(cmd *cobra.Command, p deploy.ServerProcess) error {
 // serverConfig checks the server's own flags and returns the server
 // process's configuration.
 func serverConfig(cmd *cobra.Command, f *trainFlags, pkiDir string) (deploy.ServerConfig, error) {
-	if err := deploy.CheckServerOptions(f.state, pkiDir, f.Options); err != nil {
+	if err := deploy.CheckServerOptions(f.State, pkiDir, f.Options); err != nil {
 		return deploy.ServerConfig{}, err
 	}
 	cfg, err := trainConfig(cmd, f)
@@ -100,7 +93,7 @@ func serverConfig(cmd *cobra.Command, f *trainFlags, pkiDir string) (deploy.Serv
 	for _, n := range nodeFlags {
 		delete(flags, n)
 	}
-	return deploy.ServerConfig{Options: f.Options, Train: cfg, State: f.state, Metrics: f.metrics, Flags: flags, Node: ncfg}, nil
+	return deploy.ServerConfig{Options: f.Options, Train: cfg, State: f.State, Metrics: f.Metrics, Flags: flags, Node: ncfg}, nil
 }
 
 func derefInt(p *int64) int64 {

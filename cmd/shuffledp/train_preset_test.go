@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/shuffledp/shuffledp/cliflag"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -24,7 +25,11 @@ func flagValues(t *testing.T, preset string, args ...string) map[string]string {
 		t.Fatal(err)
 	}
 	if preset != "" {
-		if _, err := applyTrainPreset(cmd.Flags(), preset); err != nil {
+		p, err := training.FindPreset(preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.ApplyTo(cliflag.Target{FS: cmd.Flags()}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/shuffledp/shuffledp/cliflag"
 	"github.com/shuffledp/shuffledp/cluster"
 	"github.com/shuffledp/shuffledp/node"
 )
@@ -26,100 +25,66 @@ func newUpCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runUp(cmd, &u) },
 	}
-	addTrainFlags(cmd.Flags(), &u.f)
-	cmd.Flags().IntVar(&u.procs, "client-processes", 1, "client processes sharing the clients (each hosts a contiguous range)")
-	cmd.Flags().DurationVar(&u.roundTimeout, "round-timeout", 0, "the shuffler's round deadline: every round is released this long after it was relayed, dummies for the sampled clients that have not delivered (0: the shuffler's default, 2m)")
-	cmd.Flags().BoolVar(&u.whenComplete, "release-when-complete", false, "the shuffler releases a round as soon as every sampled client delivered (sound only if dropout is independent of the data and equally likely for every client; see shuffledp shuffler --help)")
-	cmd.Flags().IntVar(&u.minConnected, "min-connected", 0, "registered clients the shuffler waits for before the first round (0: all)")
-	cmd.Flags().Float64Var(&u.dropout, "dropout", 0, "SIMULATION: each sampled client ignores a round with this probability (unreliable devices); its slot gets a dummy at the deadline")
-	cmd.Flags().BoolVar(&u.dashboard, "dashboard", false, "serve the server's and the shuffler's live pages on loopback ports (addresses printed and written to DIR/server.http-addr, DIR/shuffler.http-addr; see --http of server and shuffler)")
-	cmd.Flags().IntVar(&u.shards, "shards", 1, "shuffler shards (docs/shards.md): S shufflers, each with its clients, sharing the PostgreSQL --ledger; S must divide --clients and --sample")
-	cmd.Flags().StringVar(&u.ledger, "ledger", "", "the shards' shared ledger `URL` (postgres://...), with --shards")
-	cmd.Flags().BoolVar(&u.standby, "standby", false, "with --shards: a standby shuffler per shard on its address, which takes the shard over when the active one dies")
-	cmd.Flags().BoolVar(&u.prometheus, "prometheus", false, "serve the server's and the shuffler's Prometheus metrics on loopback ports (addresses printed; see --metrics-listen of server and shuffler)")
+	cliflag.MustBind(cmd.Flags(), &u.f)
+	cliflag.MustBind(cmd.Flags(), &u.c)
 	return cmd
 }
 
-// upFlags are the flags of up: the train flags and the deployment's own.
+// upFlags are the flags of up: the train flags and the deployment's own
+// (cluster.Config's).
 type upFlags struct {
-	f            trainFlags
-	procs        int
-	roundTimeout time.Duration
-	prometheus   bool
-	dashboard    bool
-	whenComplete bool
-	minConnected int
-	dropout      float64
-	shards       int
-	ledger       string
-	standby      bool
+	f trainFlags
+	c cluster.Config
 }
 
 // runUp starts the server, the shuffler and the client processes and waits
 // for the run to end or to be stopped.
 func runUp(cmd *cobra.Command, u *upFlags) error {
-	f := &u.f
-	if f.state == "" {
+	f, c := &u.f, u.c
+	if f.State == "" {
 		return errors.New("state is required: the run's state directory")
 	}
-	if f.metrics != "" {
+	if f.Metrics != "" {
 		return errors.New("metrics: up writes the metrics to DIR/metrics.jsonl")
 	}
 	tc, err := trainConfig(cmd, f) // refuse bad flags before starting anything
 	if err != nil {
 		return err
 	}
-	if u.procs < 1 {
-		return fmt.Errorf("client-processes must be >= 1, got %d", u.procs)
+	if c.ClientProcesses < 1 {
+		return fmt.Errorf("client-processes must be >= 1, got %d", c.ClientProcesses)
 	}
-	exe, err := os.Executable()
-	if err != nil {
+	if c.Exe, err = os.Executable(); err != nil {
 		return err
 	}
-	args := upTrainArgs(cmd)
-	workers := f.Workers
-	if workers == 0 {
-		workers = 1
+	// The server takes the train flags given to up, without up's own.
+	c.TrainArgs = cliflag.Args(cmd.Flags(), "state", "client-processes", "round-timeout", "prometheus", "dashboard", "release-when-complete", "min-connected", "dropout", "shards", "ledger", "standby")
+	c.State, c.Clients, c.DataDir, c.Workers, c.Stderr = f.State, f.Clients, f.DataDir, f.Workers, cmd.ErrOrStderr()
+	if c.Workers == 0 {
+		c.Workers = 1
 	}
-	if !u.whenComplete {
+	c.Delta, c.TargetEpsilon, c.Adjacency = tc.Delta, tc.TargetEpsilon, tc.ShufflerAdjacency()
+	if !c.ReleaseWhenComplete {
 		d := "the shuffler's default, " + node.DefaultRoundTimeout.String()
-		if u.roundTimeout > 0 {
-			d = u.roundTimeout.String()
+		if c.RoundTimeout > 0 {
+			d = c.RoundTimeout.String()
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "up: every round is released at its deadline (--round-timeout: %s), with dummy reports for sampled clients that did not deliver; a local run without dropouts can add --release-when-complete\n", d)
 	}
-	parent := commandContext(cmd)
-	ctx, stop := signalContext(parent)
+	ctx, stop := signalContext(commandContext(cmd))
 	defer stop()
-	err = cluster.Up(ctx, cluster.Config{Exe: exe, State: f.state, TrainArgs: args, Clients: f.Clients, DataDir: f.DataDir,
-		ClientProcesses: u.procs, Workers: workers, RoundTimeout: u.roundTimeout, Stderr: cmd.ErrOrStderr(),
-		Delta: tc.Delta, TargetEpsilon: tc.TargetEpsilon, Adjacency: tc.ShufflerAdjacency(), Metrics: u.prometheus, Dashboard: u.dashboard,
-		ReleaseWhenComplete: u.whenComplete, MinConnected: u.minConnected, Dropout: u.dropout, Shards: u.shards, Ledger: u.ledger, Standby: u.standby})
+	err = cluster.Up(ctx, c)
 	if errors.Is(err, cluster.ErrInterrupted) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "up: stopped; state saved in %s; run the same command again to resume\n", f.state)
+		fmt.Fprintf(cmd.ErrOrStderr(), "up: stopped; state saved in %s; run the same command again to resume\n", f.State)
 		return errInterrupted
 	}
 	if err != nil {
 		return err
 	}
-	if u.shards > 1 {
-		fmt.Fprintf(cmd.OutOrStdout(), "up: run finished; metrics in %s/metrics.jsonl, ledger: shuffledp ledger shards --ledger URL\n", f.state)
+	if c.Shards > 1 {
+		fmt.Fprintf(cmd.OutOrStdout(), "up: run finished; metrics in %s/metrics.jsonl, ledger: shuffledp ledger shards --ledger URL\n", f.State)
 		return nil
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "up: run finished; metrics in %s/metrics.jsonl, ledger: shuffledp ledger show --state %s\n", f.state, f.state)
+	fmt.Fprintf(cmd.OutOrStdout(), "up: run finished; metrics in %s/metrics.jsonl, ledger: shuffledp ledger show --state %s\n", f.State, f.State)
 	return nil
-}
-
-// upTrainArgs are the flags given to up that its server takes: the train
-// flags, without up's own.
-func upTrainArgs(cmd *cobra.Command) []string {
-	var args []string
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		switch fl.Name {
-		case "state", "client-processes", "round-timeout", "prometheus", "dashboard", "release-when-complete", "min-connected", "dropout", "shards", "ledger", "standby":
-			return
-		}
-		args = append(args, "--"+fl.Name+"="+fl.Value.String())
-	})
-	return args
 }

@@ -1,0 +1,61 @@
+package training
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/shuffledp/shuffledp/metrics"
+)
+
+// WriteStart describes the run on w as `shuffledp train` prints it before
+// the first round: the model, the population, the randomizer and the
+// rounds, then where the run is kept (or that its ledger is in memory
+// only), and for a resumed run the rounds and epsilon its ledger holds.
+func (r *LocalRun) WriteStart(w io.Writer) error {
+	cfg, m := r.Trainer.Config(), r.Trainer.Model()
+	fmt.Fprintf(w, "train: %s on %d clients, k=%d per round, %s (clip %s %g, eps0 %g), %d rounds (%.4g epochs of %.4g rounds), %d params, %d workers\n",
+		m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.ClipNorm, cfg.Clip, cfg.Eps0, cfg.TotalRounds(), cfg.Epochs,
+		float64(cfg.Clients)/float64(cfg.Sample), m.NumParams(), cfg.Workers)
+	session := r.Session
+	switch {
+	case session == nil:
+		if cfg.Randomizer != RandomizerNone {
+			fmt.Fprintln(w, "train: no --state: the privacy ledger is kept in memory only and the run cannot resume; pass --state DIR for a durable ledger")
+		}
+	case session.Resumed():
+		msg := fmt.Sprintf("train: resuming run %s in %s at round %d", session.Run(), session.Dir(), r.ResumedAt)
+		if l := session.Ledger(); l != nil {
+			g, err := l.Epsilon()
+			if err != nil {
+				return err
+			}
+			msg += fmt.Sprintf("; ledger: %d rounds debited, epsilon %.4g at delta %g", l.Rounds(), g.Epsilon, cfg.Delta)
+		}
+		fmt.Fprintln(w, msg)
+	default:
+		fmt.Fprintf(w, "train: run %s in %s\n", session.Run(), session.Dir())
+	}
+	return nil
+}
+
+// WriteEnd prints on w why and where the run stopped (last is its last
+// evaluation), its accuracy on the evaluation set and the epsilon its
+// ledger has debited, as `shuffledp train` prints it at the end.
+func (r *LocalRun) WriteEnd(w io.Writer, reason StopReason, last metrics.Record) error {
+	cfg := r.Trainer.Config()
+	eps := "n/a (no randomizer)"
+	if l := r.Trainer.Ledger(); l != nil {
+		g, err := l.Epsilon()
+		if err != nil {
+			return err
+		}
+		eps = fmt.Sprintf("%.4g (%d rounds debited)", g.Epsilon, l.Rounds())
+	}
+	evalSet := "test"
+	if cfg.EvalSet != "" {
+		evalSet = cfg.EvalSet
+	}
+	_, err := fmt.Fprintf(w, "stopped (%s) after round %d (epoch %.4g): %s accuracy %s, epsilon %s at delta %g\n",
+		reason, last.Round, last.Epoch, evalSet, metrics.Format(last.TestAccuracy, "%.4f"), eps, cfg.Delta)
+	return err
+}
