@@ -31,23 +31,27 @@ import (
 // by side (the command's default without --json).
 const BoundAll = "all"
 
-// Request is one accounting question: the flags of `shuffledp account`.
+// Request is one accounting question: the flags of `shuffledp account`
+// (and `calibrate`), each field's flag, default (those of Defaults) and
+// help text in its struct tags, bound by cliflag.Bind; --mechanism's
+// usage lists event.Mechanisms (FlagUsage).
 type Request struct {
 	// Mechanism is one of event.Mechanisms.
-	Mechanism string
+	Mechanism string `flag:"mechanism" default:"subsampled-shuffle" usage:"mechanism: one of event.Mechanisms"`
 	// Bound is the bound to report (BoundNames lists them); BoundAll asks
 	// for every bound side by side.
-	Bound string
-	N, K  int64
+	Bound string `flag:"bound" default:"best" usage:"bound to report (see above)"`
+	N     int64  `flag:"n" kind:"count" default:"1000000" usage:"number of clients n (1e6 notation accepted)"`
+	K     int64  `flag:"k" kind:"count" default:"1000" usage:"clients sampled per round k"`
 	// Rate is the sampling probability of the check-in and sampled
 	// Gaussian mechanisms; 0 if not given.
-	Rate float64
-	Eps0 float64
+	Rate float64 `flag:"rate" usage:"check-in probability per client and round (checkin-gaussian)"`
+	Eps0 float64 `flag:"eps0" default:"2" usage:"LDP parameter eps0 of each client's randomizer (LDP mechanisms)"`
 	// Sigma is the noise multiplier of the Gaussian mechanisms; 0 if not
 	// given.
-	Sigma float64
-	Steps int64
-	Delta float64
+	Sigma float64 `flag:"sigma" usage:"noise multiplier sigma (Gaussian mechanisms)"`
+	Steps int64   `flag:"steps" kind:"count" default:"100000" usage:"number of rounds T"`
+	Delta float64 `flag:"delta" kind:"fraction" default:"1e-8" usage:"target delta in (0,1); a quotient such as 1/60000 is accepted. The default, 1e-8 (the papers' figures), differs from the 1e-5 of train, up and the shuffler (and so of a run's ledger): pass --delta 1e-5 to compare with a run; the output names the delta used"`
 	// Orders is the RDP order grid; it is used only when "orders" is
 	// given (otherwise each bound's default grid).
 	Orders []float64
@@ -62,10 +66,10 @@ type Request struct {
 	// ClientSigma is --client-sigma (sampled-gaussian): the per-client
 	// noise multiplier of a shuffle-model run, so that sigma = sqrt(k) *
 	// ClientSigma.
-	ClientSigma float64
+	ClientSigma float64 `flag:"client-sigma" usage:"sampled-gaussian: per-client sigma of a shuffle-model run with --k clients; sigma = sqrt(k) * client-sigma"`
 	// Adjacency is --adjacency; "" means event.DefaultAdjacency of the
 	// mechanism (replace-one; add-remove for sampled-gaussian).
-	Adjacency string
+	Adjacency string `flag:"adjacency" usage:"neighbouring datasets the epsilon is for: replace-one (one client's gradient replaced by any other, up to 2C apart; the default, and the only one of the LDP mechanisms), zero-out (replaced by zero: the ICLR'23 paper's convention; the Gaussian curve at sigma instead of sigma/2) or add-remove (sampled-gaussian's default; same numbers as zero-out there)"`
 }
 
 // Defaults is the request of `shuffledp account` without flags: the

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/cliflag"
 )
 
 // Parameters lists the keys of a JSON request (ParseRequest): the flag
@@ -133,21 +134,7 @@ func parseDelta(v json.RawMessage) (float64, error) {
 // --delta accepts it: delta = 1/n is common, and 1/60000 is exact to the
 // last bit only as a quotient. The CLI's flags, the JSON requests and the
 // calculator's URL parameters all parse delta through it.
-func ParseFraction(s string) (float64, error) {
-	num, den, isFrac := strings.Cut(s, "/")
-	a, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil {
-		return 0, fmt.Errorf("not a number or a quotient a/b: %q", s)
-	}
-	if isFrac {
-		b, err := strconv.ParseFloat(strings.TrimSpace(den), 64)
-		if err != nil || b == 0 {
-			return 0, fmt.Errorf("not a number or a quotient a/b: %q", s)
-		}
-		a /= b
-	}
-	return a, nil
-}
+func ParseFraction(s string) (float64, error) { return cliflag.ParseFraction(s) }
 
 // parseOrders reads an --orders string or an array of orders, both checked
 // by accounting.ParseOrders.

@@ -53,7 +53,7 @@ func TestAccountMatchesEvent(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", c.args, err, out)
 		}
-		var got accountRow
+		var got account.Row
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatalf("%v: %v\n%s", c.args, err, out)
 		}
@@ -116,7 +116,7 @@ func TestAccountEps0OutOfRange(t *testing.T) {
 	var v struct {
 		Bound    string
 		Epsilon  float64
-		All      []accountRow
+		All      []account.Row
 		Warnings []string
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shuffledp/shuffledp/account"
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/sampledgauss"
@@ -215,7 +216,7 @@ func TestCalibrateSampledGaussian(t *testing.T) {
 		// covers the PLD stage at small T; PLD at T = 14063 is seconds an
 		// evaluation).
 		args := append([]string{"--mechanism", "sampled-gaussian", "--delta", "1e-5", "--epsilon", "3", "--solve", c.solve, "--json",
-			"--bound", boundBestNoPLD}, c.args...)
+			"--bound", account.BoundBestNoPLD}, c.args...)
 		out, err := runCalibrate(t, args...)
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out)
@@ -228,7 +229,7 @@ func TestCalibrateSampledGaussian(t *testing.T) {
 			t.Errorf("%v: epsilon %g at %g, want just below 3", c.args, r.Epsilon, r.Value)
 		}
 		check := func(rate, sigma float64) float64 {
-			v := accountSampledGaussian(t, "--bound", boundBestNoPLD, "--rate", strconv.FormatFloat(rate, 'g', -1, 64), "--sigma", strconv.FormatFloat(sigma, 'g', -1, 64),
+			v := accountSampledGaussian(t, "--bound", account.BoundBestNoPLD, "--rate", strconv.FormatFloat(rate, 'g', -1, 64), "--sigma", strconv.FormatFloat(sigma, 'g', -1, 64),
 				"--steps", c.args[len(c.args)-1], "--delta", "1e-5")
 			return v.Epsilon
 		}

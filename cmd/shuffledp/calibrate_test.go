@@ -86,7 +86,7 @@ func TestCalibrateProperty(t *testing.T) {
 		if c.solve == "k" || c.solve == "steps" {
 			val = strconv.FormatInt(int64(v.Value), 10)
 		}
-		acct = append(acct, "--bound", boundBestNoPLD) // calibrate's best
+		acct = append(acct, "--bound", account.BoundBestNoPLD) // calibrate's best
 		if e := accountEpsilon(t, append(acct, "--"+c.solve, val)...); e != v.Epsilon {
 			t.Errorf("%v: account at %s=%s gives %.17g, calibrate reported %.17g", args, c.solve, val, e, v.Epsilon)
 		}
