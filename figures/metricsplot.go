@@ -14,20 +14,21 @@ import (
 // takes it.
 type MetricsPlot struct {
 	// Files are the metrics files, one series each.
-	Files []string
+	Files []string `flag:"metrics" metavar:"FILE" usage:"JSONL metrics FILE written by shuffledp train --metrics (repeatable)"`
 	// Labels, when given, label the files one for one; otherwise a series
 	// is labelled by its run's parameters (randomizer, eps0, k, C), or by
 	// the file's base name when its records do not carry them.
-	Labels []string
+	Labels []string `flag:"label" usage:"legend label for the corresponding --metrics file (repeatable)"`
 	// References name entries of References to overlay.
-	References []string
+	References []string `flag:"reference" usage:"overlay a paper's stated accuracies with their std (repeatable): one of References"`
 	// Title, X, MaxX and EMA are those of AccuracyPlot.
-	Title, X string
-	MaxX     float64
-	EMA      bool
+	Title string  `flag:"title" default:"CLDP-SGD on MNIST: test accuracy vs epsilon" usage:"plot title"`
+	X     string  `flag:"x" default:"epsilon" usage:"x axis: epsilon (the run's best bound) or epsilon_neurips21 (NeurIPS'21 Thm 1 alone, the paper's accounting)"`
+	MaxX  float64 `flag:"max-epsilon" usage:"leave out evaluations with epsilon above this, >= 0 (0 = keep all)"`
+	EMA   bool    `flag:"ema" usage:"also draw the accuracy of the averaged parameters (test_accuracy_ema), dashed"`
 	// ApproxDP > 0 adds, for each check-in Gaussian run, the approximate-DP
 	// route's series at this many evaluations (ApproxDPSeries).
-	ApproxDP int
+	ApproxDP int `flag:"approx-dp" usage:"for check-in Gaussian runs, also draw the accuracy against the approximate-DP route's epsilon of the same rounds (analytic Gaussian LDP, FMT20 clones, check-in amplification, KOV15) under the run's adjacency (sensitivity 2C for replace-one, C for zero-out and for metrics without an adjacency; a zero-out run also under 2C, the paper's Sec. 5.1 convention) at this many evenly spaced evaluations (0 = off)"`
 }
 
 // Build checks m (one label per file, MaxX finite and ≥ 0, known

@@ -6,17 +6,14 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/spf13/cobra"
 
 	"github.com/shuffledp/shuffledp/figures"
 	"github.com/shuffledp/shuffledp/statedir"
-	"github.com/spf13/cobra"
 )
 
 func init() { rootCmd.AddCommand(newFigureCmd()) }
-
-// ratiosFigureName is the pseudo-figure that prints the headline-ratio table.
-const ratiosFigureName = "ratios"
 
 func newFigureCmd() *cobra.Command {
 	var (
@@ -40,13 +37,10 @@ func newFigureCmd() *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
-				return writeFigureList(cmd.OutOrStdout())
+				return figures.WriteList(cmd.OutOrStdout())
 			}
-			if args[0] == ratiosFigureName {
-				if err := statedir.CheckOutputFiles("csv", csvPath); err != nil {
-					return err
-				}
-				return runRatios(cmd, figures.AllBounds(), csvPath)
+			if args[0] == figures.RatiosName {
+				return writeRatios(cmd.OutOrStdout(), csvPath)
 			}
 			return writeFigure(cmd.OutOrStdout(), args[0], out, csvPath, points)
 		},
@@ -58,56 +52,29 @@ func newFigureCmd() *cobra.Command {
 	return cmd
 }
 
-func runRatios(cmd *cobra.Command, bounds []figures.Bound, csvPath string) error {
-	rows, missing, err := figures.Ratios(bounds)
-	if err != nil {
+// writeRatios prints the headline-ratio table (figures.WriteRatios) on w,
+// and writes it as CSV to csvPath when set.
+func writeRatios(w io.Writer, csvPath string) error {
+	if err := statedir.CheckOutputFiles("csv", csvPath); err != nil {
 		return err
 	}
-	w := cmd.OutOrStdout()
-	if err := figures.WriteRatiosText(w, rows); err != nil {
-		return err
-	}
-	for _, m := range missing {
-		fmt.Fprintf(w, "not evaluated (bound not available): %s\n", m)
-	}
+	var csv bytes.Buffer
+	var csvOut io.Writer // nil: no CSV
 	if csvPath != "" {
-		var buf bytes.Buffer
-		if err := figures.WriteRatiosCSV(&buf, rows); err != nil {
-			return err
-		}
-		if err := os.WriteFile(csvPath, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--csv: %w", err)
-		}
-		fmt.Fprintf(w, "wrote %s\n", csvPath)
+		csvOut = &csv
 	}
-	return nil
-}
-
-// writeFigureList lists the figures and their captions, and ratios.
-func writeFigureList(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, f := range figures.List() {
-		fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Caption)
+	if err := figures.WriteRatios(w, figures.AllBounds(), csvOut); err != nil || csvPath == "" {
+		return err
 	}
-	fmt.Fprintf(tw, "%s\t%s\n", ratiosFigureName, "headline ratios of the papers next to what we measure (text; --csv for CSV)")
-	return tw.Flush()
+	return writeOutput(w, "csv", csvPath, csv.Bytes())
 }
 
 // writeFigure computes the named figure at points x values (figures.Build),
 // writes its image to out (and its series as CSV to csvPath, when set) and
 // says so on w.
 func writeFigure(w io.Writer, name, out, csvPath string, points int) error {
-	if _, err := figures.Lookup(name); err != nil {
-		return err
-	}
-	if out == "" {
-		return fmt.Errorf("--out is required (FILE.png or FILE.svg)")
-	}
-	format, err := figures.FormatOf(out)
+	format, err := figures.CheckBuild(name, out, points)
 	if err != nil {
-		return err
-	}
-	if err := figures.CheckPoints(points); err != nil {
 		return err
 	}
 	if err := statedir.CheckOutputFiles("out", out, "csv", csvPath); err != nil {
@@ -121,11 +88,18 @@ func writeFigure(w io.Writer, name, out, csvPath string, points int) error {
 		return fmt.Errorf("--out: %w", err)
 	}
 	fmt.Fprintf(w, "wrote %s (%s, %d points, series: %s)\n", out, b.Figure.Name, b.Points, strings.Join(b.Labels, ", "))
-	if csvPath != "" {
-		if err := os.WriteFile(csvPath, b.CSV, 0o644); err != nil {
-			return fmt.Errorf("--csv: %w", err)
-		}
-		fmt.Fprintf(w, "wrote %s\n", csvPath)
+	if csvPath == "" {
+		return nil
 	}
+	return writeOutput(w, "csv", csvPath, b.CSV)
+}
+
+// writeOutput writes data to the file path of the flag --name and says so
+// on w.
+func writeOutput(w io.Writer, name, path string, data []byte) error {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("--%s: %w", name, err)
+	}
+	fmt.Fprintf(w, "wrote %s\n", path)
 	return nil
 }

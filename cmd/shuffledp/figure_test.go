@@ -37,8 +37,8 @@ func TestFigureList(t *testing.T) {
 			t.Errorf("--list lacks %s:\n%s", f.Name, out)
 		}
 	}
-	if !strings.Contains(out, ratiosFigureName) {
-		t.Errorf("--list lacks %s", ratiosFigureName)
+	if !strings.Contains(out, figures.RatiosName) {
+		t.Errorf("--list lacks %s", figures.RatiosName)
 	}
 }
 
