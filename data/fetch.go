@@ -167,3 +167,27 @@ func sortedKeys(m map[string]string) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// FetchMNISTTo is `shuffledp data fetch mnist`: FetchMNIST into dir, then
+// it writes to w each file with what was done to it (downloaded and
+// verified, or already present and verified) and, once LoadMNIST has read
+// them, the examples' counts and size.
+func FetchMNISTTo(ctx context.Context, dir string, w io.Writer) error {
+	res, err := FetchMNIST(ctx, dir)
+	if err != nil {
+		return err
+	}
+	state := "downloaded and verified"
+	if res.AlreadyPresent {
+		state = "already present, verified"
+	}
+	for _, f := range res.Files {
+		fmt.Fprintf(w, "%s  %s\n", f, state)
+	}
+	train, test, err := LoadMNIST(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "mnist: %d training and %d test examples of %dx%d pixels\n", train.N, test.N, train.Rows, train.Cols)
+	return nil
+}

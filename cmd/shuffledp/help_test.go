@@ -1,11 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/shuffledp/shuffledp/data"
+	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/pki"
 )
 
 // allCommands returns root and every command below it.
@@ -68,6 +73,21 @@ func TestFlagHelpRendersValueNames(t *testing.T) {
 			if f := strings.Fields(col); len(f) > 2 {
 				t.Errorf("%s: flag column %q has more than a flag and one value name (line %q)", c.CommandPath(), col, line)
 			}
+		}
+	}
+}
+
+// TestLongHelpNamesConstants: the long help texts in help/*.txt that
+// state a constant of a library package state its current value.
+func TestLongHelpNamesConstants(t *testing.T) {
+	for _, tc := range []struct{ help, want string }{
+		{"ledger", "DIR/" + ledger.FileName},
+		{"pki_enrol", fmt.Sprintf("At most %d\nclients per file", pki.MaxEnrol)},
+		{"pki_revoke", "DIR/operator/" + pki.RevokedFile},
+		{"data_fetch_mnist", "(default " + data.DefaultMNISTDir + ","},
+	} {
+		if h := longHelp(tc.help); !strings.Contains(h, tc.want) {
+			t.Errorf("help/%s.txt does not say %q", tc.help, tc.want)
 		}
 	}
 }
