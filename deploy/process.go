@@ -315,3 +315,27 @@ type ServerOutcome struct {
 	Last   metrics.Record
 	Dir    string
 }
+
+// WriteEnd writes why and where the run stopped, its last evaluation's
+// test accuracy and epsilon at delta, as `shuffledp server` prints it at
+// the end.
+func (o ServerOutcome) WriteEnd(w io.Writer, delta float64) error {
+	_, err := fmt.Fprintf(w, "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g\n",
+		o.Reason, o.Last.Round, o.Last.Epoch, metrics.Format(o.Last.TestAccuracy, "%.4f"), metrics.Format(o.Last.Epsilon, "%.4g"), delta)
+	return err
+}
+
+// PrintEvaluations returns a hook (training.Hooks.OnEval) that prints
+// every evaluation of a run of total rounds on w as `shuffledp server`
+// does: round, epoch, accuracy, epsilon and the rounds its ledger has
+// debited.
+func PrintEvaluations(w io.Writer, total int) func(metrics.Record) error {
+	return func(r metrics.Record) error {
+		var ledgerRounds int64
+		if r.LedgerRounds != nil {
+			ledgerRounds = *r.LedgerRounds
+		}
+		_, err := fmt.Fprintf(w, "server: round %d/%d %s (%d ledger rounds)\n", r.Round, total, r.Progress(), ledgerRounds)
+		return err
+	}
+}

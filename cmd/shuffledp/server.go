@@ -8,7 +8,6 @@ import (
 
 	"github.com/shuffledp/shuffledp/cliflag"
 	"github.com/shuffledp/shuffledp/deploy"
-	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/training"
 )
 
@@ -51,24 +50,19 @@ func newServerCmd() *cobra.Command {
 // evaluation and the end; an interrupted run exits 130 with its state
 // saved.
 func runServer(cmd *cobra.Command, p deploy.ServerProcess) error {
-	cfg, stderr := p.Config.Train, cmd.ErrOrStderr()
-	total := cfg.TotalRounds()
-	p.Stdout, p.Stderr = cmd.OutOrStdout(), stderr
-	p.Hooks.OnEval = func(rec metrics.Record) error {
-		fmt.Fprintf(stderr, "server: round %d/%d %s (%d ledger rounds)\n", rec.Round, total, rec.Progress(), derefInt(rec.LedgerRounds))
-		return nil
-	}
+	p.Stdout, p.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	p.Hooks.OnEval = deploy.PrintEvaluations(p.Stderr, p.Config.Train.TotalRounds())
 	ctx, stop := signalContext(commandContext(cmd))
 	defer stop()
 	out, err := deploy.RunServer(ctx, p)
-	reason, last := out.Reason, out.Last
-	if err != nil || reason == "" {
+	if err != nil || out.Reason == "" {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g\n",
-		reason, last.Round, last.Epoch, metrics.Format(last.TestAccuracy, "%.4f"), metrics.Format(last.Epsilon, "%.4g"), cfg.Delta)
-	if reason == training.StopCancelled {
-		fmt.Fprintf(stderr, "server: state saved in %s; run the same command again to resume\n", out.Dir)
+	if err := out.WriteEnd(p.Stdout, p.Config.Train.Delta); err != nil {
+		return err
+	}
+	if out.Reason == training.StopCancelled {
+		fmt.Fprintf(p.Stderr, "server: state saved in %s; run the same command again to resume\n", out.Dir)
 		return errInterrupted
 	}
 	return nil
@@ -89,16 +83,6 @@ func serverConfig(cmd *cobra.Command, f *trainFlags, pkiDir string) (deploy.Serv
 		return deploy.ServerConfig{}, err
 	}
 	ncfg.Log = log.New(cmd.ErrOrStderr(), "server: ", 0)
-	flags := trainRunFlags(cmd, cfg)
-	for _, n := range nodeFlags {
-		delete(flags, n)
-	}
+	flags := trainRunFlags(cmd, cfg, nodeFlags...)
 	return deploy.ServerConfig{Options: f.Options, Train: cfg, State: f.State, Metrics: f.Metrics, Flags: flags, Node: ncfg}, nil
-}
-
-func derefInt(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }

@@ -68,10 +68,11 @@ func commandPath(cmd *cobra.Command) []string {
 
 // trainRunFlags returns the run's identity in its state directory
 // (training.Config.Identity) from every flag of the command, set or
-// default.
-func trainRunFlags(cmd *cobra.Command, cfg training.Config) map[string]string {
+// default, but those named in except.
+func trainRunFlags(cmd *cobra.Command, cfg training.Config, except ...string) map[string]string {
 	fs := cmd.Flags()
-	return cfg.Identity(cliflag.Values(fs, "state", "checkpoint", "resume", "help", "preset"), func(name string) bool {
+	except = append([]string{"state", "checkpoint", "resume", "help", "preset"}, except...)
+	return cfg.Identity(cliflag.Values(fs, except...), func(name string) bool {
 		return fs.Lookup(name).Value.String() == fs.Lookup(name).DefValue
 	})
 }
