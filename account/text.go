@@ -2,6 +2,7 @@ package account
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -214,4 +215,12 @@ func (c Calibration) WriteText(w io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// WriteJSON writes c as `shuffledp calibrate --json` prints it: one JSON
+// object indented by two spaces.
+func (c Calibration) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(c)
 }

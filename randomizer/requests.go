@@ -2,6 +2,7 @@ package randomizer
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -100,4 +101,12 @@ func (q AuditRequest) Audit() (AuditResult, error) {
 		return AuditResult{}, err
 	}
 	return AuditAny(r)
+}
+
+// WriteJSON writes r as `shuffledp audit --json` prints it: one JSON
+// object indented by two spaces.
+func (r AuditResult) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
 }

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -58,4 +59,12 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "run %s\t(max over %d shards: every client's guarantee)\t\t%.6g\t\n", r.Run, len(r.Shards), r.Epsilon)
 	return tw.Flush()
+}
+
+// WriteJSON writes r as `ledger shards --json` prints it: one JSON object
+// indented by two spaces.
+func (r Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
 }

@@ -40,12 +40,19 @@ type LocalRun struct {
 	ResumedAt int
 }
 
-// OpenLocal checks every output, and locks the state directory, before
-// any data is loaded or any round runs; then it loads the data, builds the
+// OpenLocal refuses a negative TestSize or Validation (naming the flag),
+// checks every output, and locks the state directory, before any data is
+// loaded or any round runs; then it loads the data, builds the
 // model (theta_0 from the seed) and the trainer on the outputs, and
 // resumes the session's checkpoint or opens the fresh metrics file. On
 // error everything opened is closed.
 func OpenLocal(ctx context.Context, c LocalConfig) (_ *LocalRun, err error) {
+	if c.Options.TestSize < 0 {
+		return nil, fmt.Errorf("test-size must be >= 0, got %d", c.Options.TestSize)
+	}
+	if c.Options.Validation < 0 {
+		return nil, fmt.Errorf("validation must be >= 0, got %d", c.Options.Validation)
+	}
 	r := &LocalRun{}
 	cfg := c.Config
 	if c.State != "" {

@@ -1,8 +1,12 @@
 package training
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/shuffledp/shuffledp/metrics"
 )
@@ -58,4 +62,50 @@ func (r *LocalRun) WriteEnd(w io.Writer, reason StopReason, last metrics.Record)
 	_, err := fmt.Fprintf(w, "stopped (%s) after round %d (epoch %.4g): %s accuracy %s, epsilon %s at delta %g\n",
 		reason, last.Round, last.Epoch, evalSet, metrics.Format(last.TestAccuracy, "%.4f"), eps, cfg.Delta)
 	return err
+}
+
+// RunWithProgress runs r (Run) showing its progress on w: with bar, a
+// progress bar over the run's rounds (from the rounds already done) whose
+// description is the last evaluation (metrics.Record.Progress); without
+// it, a line per evaluation with the throughput. It returns why the run
+// stopped and its last evaluation.
+func (r *LocalRun) RunWithProgress(ctx context.Context, w io.Writer, bar bool) (StopReason, metrics.Record, error) {
+	var pb *progressbar.ProgressBar
+	if bar {
+		cfg := r.Trainer.Config()
+		pb = progressbar.NewOptions(cfg.TotalRounds(),
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("rounds"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+		)
+		pb.Set(r.Trainer.Round())
+	}
+	var last metrics.Record
+	reason, err := r.Run(ctx, Hooks{
+		OnRound: func(RoundStats) error {
+			if pb != nil {
+				pb.Add(1)
+			}
+			return nil
+		},
+		OnEval: func(rec metrics.Record) error {
+			last = rec
+			if pb != nil {
+				pb.Describe(rec.Progress())
+			} else {
+				fmt.Fprintf(w, "round %d %s (%.0f client-updates/s)\n", rec.Round, rec.Progress(), rec.ClientUpdatesPerSec)
+			}
+			return nil
+		},
+	})
+	if pb != nil {
+		pb.Exit()
+		fmt.Fprintln(w)
+	}
+	return reason, last, err
 }

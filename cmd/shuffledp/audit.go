@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-
 	"github.com/spf13/cobra"
 
 	"github.com/shuffledp/shuffledp/cliflag"
@@ -27,9 +25,7 @@ func newAuditCmd() *cobra.Command {
 				return err
 			}
 			if f.JSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				err = enc.Encode(res)
+				err = res.WriteJSON(cmd.OutOrStdout())
 			} else {
 				err = res.WriteText(cmd.OutOrStdout(), f.Clip)
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 
@@ -55,9 +54,7 @@ func newCalibrateCmd() *cobra.Command {
 				return err
 			}
 			if f.JSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				return out.WriteJSON(cmd.OutOrStdout())
 			}
 			return out.WriteText(cmd.OutOrStdout())
 		},

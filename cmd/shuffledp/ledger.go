@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -98,12 +97,10 @@ func newLedgerShardsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !f.JSON {
-				return r.WriteText(cmd.OutOrStdout())
+			if f.JSON {
+				return r.WriteJSON(cmd.OutOrStdout())
 			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			enc.SetIndent("", "  ")
-			return enc.Encode(r)
+			return r.WriteText(cmd.OutOrStdout())
 		},
 	}
 	cliflag.MustBind(cmd.Flags(), &f)

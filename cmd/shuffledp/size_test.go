@@ -22,7 +22,7 @@ import (
 // still above goalTotalLines; a change that adds to the command must move
 // as much out, or lower the total, to pass.
 const (
-	maxTotalLines  = 1267
+	maxTotalLines  = 1193
 	maxFuncLines   = goalFuncLines
 	goalTotalLines = 1200
 	goalFuncLines  = 60

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/shuffledp/shuffledp/cliflag"
@@ -108,7 +104,7 @@ func runTrain(cmd *cobra.Command, f *trainFlags) error {
 	}
 	ctx, stop := signalContext(commandContext(cmd))
 	defer stop()
-	reason, last, err := trainWithProgress(ctx, stderr, f.NoProgress, run)
+	reason, last, err := run.RunWithProgress(ctx, stderr, !f.NoProgress)
 	if err != nil {
 		return err
 	}
@@ -120,67 +116,7 @@ func trainRunConfig(cmd *cobra.Command, f *trainFlags) (training.Config, error) 
 	if f.Checkpoint != "" || f.Resume != "" {
 		return training.Config{}, errors.New("--checkpoint and --resume were replaced by --state DIR (a directory holding the run's durable privacy ledger, checkpoint, metrics and lock; rerunning the same command resumes)")
 	}
-	cfg, err := trainConfig(cmd, f)
-	if err != nil {
-		return cfg, err
-	}
-	if f.TestSize < 0 {
-		return cfg, fmt.Errorf("test-size must be >= 0, got %d", f.TestSize)
-	}
-	if f.Validation < 0 {
-		return cfg, fmt.Errorf("validation must be >= 0, got %d", f.Validation)
-	}
-	return cfg, nil
-}
-
-// newTrainBar is the progress bar over the run's rounds, at the rounds done.
-func newTrainBar(stderr io.Writer, tr *training.Trainer) *progressbar.ProgressBar {
-	cfg := tr.Config()
-	bar := progressbar.NewOptions(cfg.TotalRounds(),
-		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("rounds"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetElapsedTime(true),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }),
-	)
-	bar.Set(tr.Round())
-	return bar
-}
-
-// trainWithProgress runs the run, drawing the progress bar or printing
-// every evaluation; it returns the last evaluation.
-func trainWithProgress(ctx context.Context, stderr io.Writer, noProgress bool, run *training.LocalRun) (training.StopReason, metrics.Record, error) {
-	var bar *progressbar.ProgressBar
-	if !noProgress {
-		bar = newTrainBar(stderr, run.Trainer)
-	}
-	var last metrics.Record
-	reason, err := run.Run(ctx, training.Hooks{
-		OnRound: func(training.RoundStats) error {
-			if bar != nil {
-				bar.Add(1)
-			}
-			return nil
-		},
-		OnEval: func(r metrics.Record) error {
-			last = r
-			desc := r.Progress()
-			if bar != nil {
-				bar.Describe(desc)
-			} else {
-				fmt.Fprintf(stderr, "round %d %s (%.0f client-updates/s)\n", r.Round, desc, r.ClientUpdatesPerSec)
-			}
-			return nil
-		},
-	})
-	if bar != nil {
-		bar.Exit()
-		fmt.Fprintln(stderr)
-	}
-	return reason, last, err
+	return trainConfig(cmd, f)
 }
 
 // printTrainEnd prints why and where the run stopped (LocalRun.WriteEnd);
