@@ -16,11 +16,12 @@ import (
 // calibrate and account, ledger show/check in ledger, the role processes in
 // deploy, a simulated run's outputs in training, figure assembly in
 // figures). The function goal is met and asserted: no function is longer
-// than maxFuncLines = goalFuncLines. The total is held at what is left
-// once the logic moved out (2,210 lines at 22:45 UTC on the day of the
-// move, from 3,726: flag definitions, help and printing of 30 subcommands),
-// still above goalTotalLines; a change that adds to the command must move
-// as much out, or lower the total, to pass.
+// than maxFuncLines = goalFuncLines. The total goal is met too: each flag
+// is declared once, as a struct tag on the library's options struct
+// (cliflag.Bind), and what a command prints is a method of the library's
+// result type (2,202 lines before, 1,193 after); the total is held at
+// that, so a change that adds to the command must move as much out, or
+// lower the total, to pass.
 const (
 	maxTotalLines  = 1193
 	maxFuncLines   = goalFuncLines
