@@ -18,6 +18,7 @@ shuffle Gaussian mechanisms is replace-one, whose epsilon is larger.
 
 Usage: scripts/check-rerun.py [--bin shuffledp] [--rows 3] [--data-dir DIR] results/.../x.jsonl ...
        scripts/check-rerun.py --bin shuffledp --set frontier     # the rows of a named set (SETS)
+       scripts/check-rerun.py --bin shuffledp --set frontier-ci --rows 2   # CI's short check
 """
 import glob
 import argparse
@@ -37,6 +38,14 @@ LEGACY_ADJACENCY = {"gaussian": "zero-out", "central-gaussian": "add-remove"}
 # --features, whose cache (DATA-DIR/features) is rebuilt on first use.
 SETS = {
     "frontier": ["results/frontier/test/*.jsonl", "results/frontier/validation/*.jsonl"],
+    # The short check CI runs (.ci/run, --rows 2): seed 1 of one test run per randomizer and
+    # model of the frontier (R_inf on logreg and on logreg-dct, PrivUnit2, the shuffle Gaussian).
+    "frontier-ci": [
+        "results/frontier/test/t-eps1-e2-c0.01-lr15-s1.jsonl",
+        "results/frontier/test/t-dct-eps1-e1.5-c0.01-lr10-s1.jsonl",
+        "results/frontier/test/t-pu-eps1-e4-c0.5-lr100-s1.jsonl",
+        "results/frontier/test/t-g-k75-sig1.2-s1.jsonl",
+    ],
 }
 
 FIELDS = ["test_accuracy", "test_loss", "test_accuracy_ema", "test_loss_ema", "train_loss",
