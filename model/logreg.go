@@ -94,21 +94,28 @@ func (w *logRegWorker) GradientCoordinate(x []float64, label, j int) (gj, loss f
 	d, k := w.m.inputDim, w.m.classes
 	w.Logits(x, w.logits)
 	loss = softmaxCrossEntropy(w.logits, label, w.logits)
-	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+	if !finite(loss, w.logits, x) {
 		return 0, loss, false
-	}
-	for _, v := range w.logits {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, loss, false
-		}
-	}
-	for _, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, loss, false
-		}
 	}
 	if j >= k*d {
 		return w.logits[j-k*d], loss, true
 	}
 	return w.logits[j/d] * x[j%d], loss, true
+}
+
+// finite reports whether loss and every entry of every vector is finite
+// (neither NaN nor infinite): the condition under which a single-coordinate
+// gradient certifies finiteness.
+func finite(loss float64, vs ...[]float64) bool {
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return false
+	}
+	for _, v := range vs {
+		for _, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		}
+	}
+	return true
 }

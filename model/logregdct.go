@@ -146,18 +146,8 @@ func (w *logRegDCTWorker) GradientCoordinate(x []float64, label, j int) (gj, los
 	d := w.m.inputDim
 	w.Logits(x, w.logits)
 	loss = softmaxCrossEntropy(w.logits, label, w.logits)
-	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+	if !finite(loss, w.logits, x) {
 		return 0, loss, false
-	}
-	for _, v := range w.logits {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, loss, false
-		}
-	}
-	for _, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, loss, false
-		}
 	}
 	a, i := j/(d+1), j%(d+1)
 	q := w.residual(w.logits, a)
