@@ -31,6 +31,8 @@ ENTRIES = [
      "results/frontier/test/t-pu-eps3-e5.5-c0.5-lr100-s*.jsonl", None),
     ("shuffle R_inf, ScatterNet + logreg-dct (this work)", "eps0 1.5, k 10,000, 3,512 rounds, C 0.01 clamp, lr 10 cosine",
      "results/frontier/test/t-dct-eps1-e1.5-c0.01-lr10-s*.jsonl", None),
+    ("shuffle R_inf, ScatterNet + logreg-dct (this work)", "eps0 1, k 10,000, 11,025 rounds, C 0.01 clamp, lr 5 cosine",
+     "results/frontier/test/t-dct-eps1-e1-c0.01-lr5-s*.jsonl", None),
     ("shuffle R_inf, ScatterNet + logreg-dct (this work)", "eps0 3, k 10,000, 2,673 rounds, C 0.01 clamp, lr 11 cosine",
      "results/frontier/test/t-dct-eps3-e3-c0.01-lr11-s*.jsonl", None),
     ("shuffle R_inf, ScatterNet + logreg-dct, NeurIPS'21 Fig. 3 points (this work)",
