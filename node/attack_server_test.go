@@ -63,7 +63,7 @@ func TestImpostorKeyAtTheServer(t *testing.T) {
 	for c := range int64(20) {
 		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: enr.Token(c)})
 	}
-	work, err := shuf.Work(asClient(ctx, enr, 0), req)
+	work, err := workCall(asClient(ctx, enr, 0), shuf, req)
 	if err != nil {
 		t.Fatal(err)
 	}

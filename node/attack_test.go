@@ -239,7 +239,7 @@ func (r *attackRig) work(ctx context.Context) grpc.ServerStreamingClient[pb.Assi
 	for c := range int64(r.run.Population) {
 		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: r.enr.Token(c)})
 	}
-	w, err := r.shuf.Work(asClient(ctx, r.enr, 0), req, grpc.WaitForReady(true))
+	w, err := workCall(asClient(ctx, r.enr, 0), r.shuf, req, grpc.WaitForReady(true))
 	if err != nil {
 		r.t.Fatal(err)
 	}

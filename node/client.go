@@ -227,10 +227,6 @@ func (p *ClientPool) Run(ctx context.Context) error {
 	}
 	defer conn.Close()
 	shuf := pb.NewShufflerClient(conn)
-	req := &pb.WorkRequest{Run: run.Run}
-	for c := p.cfg.Lo; c < p.cfg.Hi; c++ {
-		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: p.cfg.Credentials.Token(c)})
-	}
 	// Between rounds the pool sets up, for the key of the last round, as
 	// many HPKE sender contexts as it sent reports then (the KEM half of
 	// HPKE, independent of the report and the round: HPKESealer.Precompute),
@@ -270,7 +266,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		}
 	}
 	var (
-		work    grpc.ServerStreamingClient[pb.Assignment]
+		work    workStream
 		endWork = func() {} // releases work's stream
 		lostAt  time.Time   // when the shuffler went away (zero: it has not)
 	)
@@ -279,7 +275,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		if work == nil {
 			endWork()
 			var finished bool
-			work, endWork, finished, err = p.register(ctx, shuf, req, grpc.MaxCallRecvMsgSize(modelLimit(run)))
+			work, endWork, finished, err = p.register(ctx, shuf, run.Run, grpc.MaxCallRecvMsgSize(modelLimit(run)))
 			switch {
 			case finished:
 				p.logf("the shuffler says the run is finished")
@@ -368,17 +364,20 @@ func (p *ClientPool) Run(ctx context.Context) error {
 // of clients registered. A stream that ends without it was refused.
 const registeredKey = "shuffledp-registered"
 
-// register opens a Work stream for req and waits, at most ConnectTimeout,
-// for the shuffler to accept it (its registeredKey header) or say the run
-// is finished. Only an accepted registration is logged as one; a refusal
-// is an error carrying the shuffler's status.
-func (p *ClientPool) register(ctx context.Context, shuf pb.ShufflerClient, req *pb.WorkRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[pb.Assignment], func(), bool, error) {
+// register opens a Work stream for the pool's clients in run, sends their
+// credentials (sendRegistration: in messages of registerChunk clients,
+// built from the pool's range as they are sent, so nothing of the
+// registration is kept between registrations) and waits, at most
+// ConnectTimeout, for the shuffler to accept it (its registeredKey
+// header) or say the run is finished. Only an accepted registration is
+// logged as one; a refusal is an error carrying the shuffler's status.
+func (p *ClientPool) register(ctx context.Context, shuf pb.ShufflerClient, run string, opts ...grpc.CallOption) (workStream, func(), bool, error) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	late := errors.New("no answer to the registration")
 	timer := time.AfterFunc(p.cfg.ConnectTimeout, func() { cancel(late) })
 	defer timer.Stop()
 	none := func() {}
-	fail := func(err error) (grpc.ServerStreamingClient[pb.Assignment], func(), bool, error) {
+	fail := func(err error) (workStream, func(), bool, error) {
 		cancel(nil)
 		if errors.Is(context.Cause(sctx), late) {
 			return nil, none, false, &PeerError{Peer: "the shuffler", Addr: p.cfg.Shuffler, Waited: p.cfg.ConnectTimeout,
@@ -386,7 +385,7 @@ func (p *ClientPool) register(ctx context.Context, shuf pb.ShufflerClient, req *
 		}
 		return nil, none, false, err
 	}
-	work, err := shuf.Work(p.credential(sctx), req, append(opts, grpc.WaitForReady(true))...)
+	work, err := sendRegistration(p.credential(sctx), shuf, run, p.cfg.Lo, p.cfg.Hi, registerChunk, p.cfg.Credentials.Token, append(opts, grpc.WaitForReady(true))...)
 	if err != nil {
 		return fail(fmt.Errorf("client: shuffler %s: %w", p.cfg.Shuffler, err))
 	}
@@ -412,7 +411,7 @@ func (p *ClientPool) register(ctx context.Context, shuf pb.ShufflerClient, req *
 	if !timer.Stop() {
 		return fail(nil)
 	}
-	p.logf("clients %d:%d registered with the shuffler for run %s", p.cfg.Lo, p.cfg.Hi, req.Run)
+	p.logf("clients %d:%d registered with the shuffler for run %s", p.cfg.Lo, p.cfg.Hi, run)
 	// The stream lives until the run ends, the shuffler goes away or the
 	// caller replaces it.
 	return work, func() { cancel(nil) }, false, nil

@@ -299,7 +299,7 @@ func TestDoSAttacker(t *testing.T) {
 	}
 	emptyWorkIn := func(ctx context.Context) func(c *grpc.ClientConn) error {
 		return func(c *grpc.ClientConn) error {
-			w, err := pb.NewShufflerClient(c).Work(ctx, &pb.WorkRequest{Run: "x"})
+			w, err := workCall(ctx, pb.NewShufflerClient(c), &pb.WorkRequest{Run: "x"})
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"crypto/rand"
+	"io"
 	"runtime"
 	"testing"
 	"time"
@@ -15,23 +16,42 @@ import (
 	"github.com/shuffledp/shuffledp/protocol"
 )
 
-// headerStream is the server side of a Work stream that reports when the
-// registration was acknowledged and then blocks until its context ends.
+// headerStream is the server side of a Work stream whose caller registers
+// clients 0..n-1 in messages of chunk clients (each built when the
+// shuffler reads it, valid credentials), reports when the registration
+// was acknowledged and then blocks until its context ends.
 type headerStream struct {
 	grpc.ServerStream
-	ctx    context.Context
-	header chan struct{}
+	ctx         context.Context
+	header      chan struct{}
+	e           *pki.Enroller
+	run         string
+	next, n, ch int64
 }
 
 func (h *headerStream) SendHeader(metadata.MD) error { close(h.header); return nil }
 func (h *headerStream) Send(*pb.Assignment) error    { return nil }
 func (h *headerStream) Context() context.Context     { return h.ctx }
 
-// registeredBytesPerClient registers n clients (valid credentials) on one
-// Work stream of a shuffler of a run of n clients and returns the heap the
-// shuffler holds per registered client once the request message is no
-// longer referenced by the caller (runtime.MemStats.HeapAlloc after a
-// garbage collection, against the heap before the request was built).
+func (h *headerStream) Recv() (*pb.WorkRequest, error) {
+	if h.next >= h.n {
+		return nil, io.EOF
+	}
+	m := min(h.ch, h.n-h.next)
+	req := &pb.WorkRequest{Run: h.run, Clients: make([]*pb.ClientCredential, m)}
+	for i := range req.Clients {
+		c := h.next + int64(i)
+		req.Clients[i] = &pb.ClientCredential{Client: c, Token: h.e.Token(c)}
+	}
+	h.next += m
+	return req, nil
+}
+
+// registeredBytesPerClient registers n clients (valid credentials, in
+// messages of registerChunk) on one Work stream of a shuffler of a run of
+// n clients and returns the heap the shuffler holds per registered client
+// once registered (runtime.MemStats.HeapAlloc after a garbage collection,
+// against the heap before the stream started).
 func registeredBytesPerClient(t testing.TB, n int) float64 {
 	secret := make([]byte, 32)
 	rand.Read(secret)
@@ -39,23 +59,14 @@ func registeredBytesPerClient(t testing.TB, n int) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ready := make(chan struct{})
-	close(ready)
-	s := &Shuffler{cfg: ShufflerConfig{Enroller: e}, ready: ready, regCh: make(chan struct{}),
-		workers: map[int64]*worker{}, stopping: make(chan struct{}),
-		run: protocol.RunConfig{Run: "mem", Population: n}, local: protocol.RunConfig{Run: "mem", Population: n}}
+	s := bareShuffler(e, n)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	req := &pb.WorkRequest{Run: "mem", Clients: make([]*pb.ClientCredential, n)}
-	for i := range req.Clients {
-		req.Clients[i] = &pb.ClientCredential{Client: int64(i), Token: e.Token(int64(i))}
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	st := &headerStream{ctx: ctx, header: make(chan struct{})}
+	st := &headerStream{ctx: ctx, header: make(chan struct{}), e: e, run: "mem", n: int64(n), ch: registerChunk}
 	done := make(chan error, 1)
-	go func(req *pb.WorkRequest) { done <- s.Work(req, st) }(req)
-	req = nil
+	go func() { done <- s.Work(st) }()
 	select {
 	case <-st.header:
 	case err := <-done:
@@ -86,7 +97,7 @@ func registeredBytesPerClient(t testing.TB, n int) float64 {
 const maxShufflerBytesPerClient = 200 - 48
 
 // TestShufflerMemoryPerClient registers 100,000 clients on one Work stream
-// and checks the shuffler's retained heap per client against
+// (in messages of registerChunk, as a client pool does) and checks the shuffler's retained heap per client against
 // maxShufflerBytesPerClient.
 func TestShufflerMemoryPerClient(t *testing.T) {
 	per := registeredBytesPerClient(t, 100_000)
@@ -102,4 +113,14 @@ func BenchmarkShufflerMemoryMillion(b *testing.B) {
 	for b.Loop() {
 		b.ReportMetric(registeredBytesPerClient(b, 1_000_000), "bytes/client")
 	}
+}
+
+// bareShuffler is a Shuffler of a run "mem" of n clients with only what
+// Work needs: its run, the enroller that checks credentials, ready.
+func bareShuffler(e *pki.Enroller, n int) *Shuffler {
+	ready := make(chan struct{})
+	close(ready)
+	return &Shuffler{cfg: ShufflerConfig{Enroller: e}, ready: ready, regCh: make(chan struct{}),
+		workers: map[int64]*worker{}, stopping: make(chan struct{}),
+		run: protocol.RunConfig{Run: "mem", Population: n}, local: protocol.RunConfig{Run: "mem", Population: n}}
 }

@@ -142,7 +142,7 @@ func TestMetricsMatchStatsAndLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad, err := pb.NewShufflerClient(conn).Work(asClient(ctx, enr, 0), &pb.WorkRequest{Run: spec.Config.Run,
+	bad, err := workCall(asClient(ctx, enr, 0), pb.NewShufflerClient(conn), &pb.WorkRequest{Run: spec.Config.Run,
 		Clients: []*pb.ClientCredential{{Client: 3, Token: enr.Token(4)}}})
 	if err == nil {
 		_, err = bad.Recv()

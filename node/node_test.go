@@ -211,7 +211,7 @@ func TestShufflerRejects(t *testing.T) {
 	defer conn.Close()
 	shuf := pb.NewShufflerClient(conn)
 	// A Work request with a forged credential is refused.
-	bad, err := shuf.Work(asClient(ctx, enr, 0), &pb.WorkRequest{Run: run.Run, Clients: []*pb.ClientCredential{{Client: 3, Token: enr.Token(4)}}})
+	bad, err := workCall(asClient(ctx, enr, 0), shuf, &pb.WorkRequest{Run: run.Run, Clients: []*pb.ClientCredential{{Client: 3, Token: enr.Token(4)}}})
 	if err == nil {
 		_, err = bad.Recv()
 	}
@@ -222,7 +222,7 @@ func TestShufflerRejects(t *testing.T) {
 	for c := range int64(20) {
 		req.Clients = append(req.Clients, &pb.ClientCredential{Client: c, Token: enr.Token(c)})
 	}
-	work, err := shuf.Work(asClient(ctx, enr, 0), req)
+	work, err := workCall(asClient(ctx, enr, 0), shuf, req)
 	if err != nil {
 		t.Fatal(err)
 	}

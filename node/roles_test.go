@@ -70,7 +70,7 @@ func TestRolesOverGRPC(t *testing.T) {
 	// client service: no handshake.
 	for _, role := range []string{pki.RoleServer, pki.RoleShuffler} {
 		sh := pb.NewShufflerClient(impostorConn(t, shAddr, pkiDir, role))
-		w, err := sh.Work(ctx, &pb.WorkRequest{Run: "x", Clients: []*pb.ClientCredential{{Client: 0, Token: make([]byte, 32)}}})
+		w, err := workCall(ctx, sh, &pb.WorkRequest{Run: "x", Clients: []*pb.ClientCredential{{Client: 0, Token: make([]byte, 32)}}})
 		if err == nil {
 			_, err = w.Recv()
 		}
@@ -290,7 +290,7 @@ func TestCallCredential(t *testing.T) {
 		"malformed id":  metadata.AppendToOutgoingContext(ctx, credClientKey, "x", credTokenKey, string(r.enr.Token(0))),
 		"token missing": metadata.AppendToOutgoingContext(ctx, credClientKey, "0"),
 	} {
-		w, err := r.shuf.Work(cctx, req, grpc.WaitForReady(true))
+		w, err := workCall(cctx, r.shuf, req, grpc.WaitForReady(true))
 		if err == nil {
 			_, err = w.Recv()
 		}

@@ -922,50 +922,27 @@ func uniqueWorkers(m map[int64]*worker) []*worker {
 }
 
 // Work implements the Shuffler service: register the caller's clients
-// (every credential checked) and stream their rounds.
-func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[pb.Assignment]) error {
-	if len(req.Clients) == 0 { // nothing to authenticate: nothing to hold open
-		s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
-		s.cfg.Metrics.ReportsRejected(RejectUnauthenticated.Label(), 1)
-		s.cfg.Dashboard.Error("call refused: unauthenticated")
-		return status.Error(codes.Unauthenticated, "Work without any client credential")
+// (every credential checked, message by message: receiveRegistration) and
+// stream their rounds.
+func (s *Shuffler) Work(stream grpc.BidiStreamingServer[pb.WorkRequest, pb.Assignment]) error {
+	// The stream keeps its clients' indices only, as runs of consecutive
+	// ones (a pool's range is one run): its messages, with their
+	// credentials, are garbage once read (TestShufflerMemoryPerClient,
+	// TestRegistrationPeakPerClient).
+	clients, registered, err := s.receiveRegistration(stream)
+	if err != nil {
+		return err
 	}
-	<-s.ready
-	if req.Run != s.run.Run {
-		return status.Errorf(codes.NotFound, "run %q, the shuffler's is %q", req.Run, s.run.Run)
-	}
-	if len(req.Clients) > s.local.Population {
-		return status.Errorf(codes.InvalidArgument, "%d clients registered, the run has %d", len(req.Clients), s.local.Population)
-	}
-	for _, c := range req.Clients {
-		if s.local.Run != s.run.Run && (c.Client < s.lo || c.Client >= s.lo+int64(s.local.Population)) {
-			return status.Errorf(codes.InvalidArgument, "client %d is not in this shuffler's shard (%s: clients %d..%d)", c.Client, s.local.Run, s.lo, s.lo+int64(s.local.Population)-1)
-		}
-		if c.Client >= int64(s.run.Population) || !s.cfg.Enroller.Verify(c.Client, c.Token) {
-			s.stats.add(func(st *Stats) { st.Rejected[RejectUnauthenticated]++ })
-			s.cfg.Metrics.ReportsRejected(RejectUnauthenticated.Label(), 1)
-			s.cfg.Dashboard.Error("call refused: unauthenticated")
-			return status.Errorf(codes.Unauthenticated, "client %d: invalid credential", c.Client)
-		}
-	}
-	// The stream keeps its clients' indices only (8 bytes each): the
-	// request, with its credentials, is not referenced after this, so it
-	// is garbage once registered (TestShufflerMemoryPerClient).
-	clients := make([]int64, len(req.Clients))
-	for i, c := range req.Clients {
-		clients[i] = c.Client
-	}
-	req = nil
 	w := &worker{send: make(chan *pb.Assignment, 4), done: make(chan struct{}), gone: make(chan struct{})}
 	s.mu.Lock()
 	if s.finished {
 		s.mu.Unlock()
 		return stream.Send(&pb.Assignment{Finished: true})
 	}
-	for _, c := range clients {
+	clients.each(func(c int64) {
 		old := s.workers[c]
 		if old == w {
-			continue
+			return
 		}
 		if old != nil {
 			if old.held--; old.held == 0 {
@@ -974,21 +951,21 @@ func (s *Shuffler) Work(req *pb.WorkRequest, stream grpc.ServerStreamingServer[p
 		}
 		s.workers[c] = w
 		w.held++
-	}
+	})
 	close(s.regCh)
 	s.regCh = make(chan struct{})
 	s.cfg.Dashboard.Connected(len(s.workers))
 	s.mu.Unlock()
 	// Accepted: say so (the client logs "registered" on this, not before).
-	ackErr := stream.SendHeader(metadata.Pairs(registeredKey, strconv.Itoa(len(clients))))
+	ackErr := stream.SendHeader(metadata.Pairs(registeredKey, strconv.Itoa(registered)))
 	defer func() {
 		close(w.done)
 		s.mu.Lock()
-		for _, c := range clients {
+		clients.each(func(c int64) {
 			if s.workers[c] == w {
 				delete(s.workers, c)
 			}
-		}
+		})
 		close(s.regCh)
 		s.regCh = make(chan struct{})
 		s.cfg.Dashboard.Connected(len(s.workers))

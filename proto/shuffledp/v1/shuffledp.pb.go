@@ -760,6 +760,9 @@ func (x *ClientCredential) GetToken() []byte {
 	return nil
 }
 
+// WorkRequest is one message of a Work registration: some of the
+// caller's clients, each with its credential (every message of a stream
+// names the same run).
 type WorkRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Run           string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
@@ -1173,9 +1176,9 @@ const file_shuffledp_proto_rawDesc = "" +
 	"\x06GetRun\x12\x1b.shuffledp.v1.GetRunRequest\x1a\x15.shuffledp.v1.RunSpec\x12>\n" +
 	"\bGetModel\x12\x1d.shuffledp.v1.GetModelRequest\x1a\x13.shuffledp.v1.Model\x12:\n" +
 	"\vSubmitBatch\x12\x13.shuffledp.v1.Batch\x1a\x16.shuffledp.v1.BatchAck\x128\n" +
-	"\x04Stop\x12\x19.shuffledp.v1.StopRequest\x1a\x15.shuffledp.v1.StopAck2\x89\x01\n" +
-	"\bShuffler\x12=\n" +
-	"\x04Work\x12\x19.shuffledp.v1.WorkRequest\x1a\x18.shuffledp.v1.Assignment0\x01\x12>\n" +
+	"\x04Stop\x12\x19.shuffledp.v1.StopRequest\x1a\x15.shuffledp.v1.StopAck2\x8b\x01\n" +
+	"\bShuffler\x12?\n" +
+	"\x04Work\x12\x19.shuffledp.v1.WorkRequest\x1a\x18.shuffledp.v1.Assignment(\x010\x01\x12>\n" +
 	"\x06Submit\x12\x19.shuffledp.v1.ReportChunk\x1a\x17.shuffledp.v1.SubmitAck(\x01B?Z=github.com/shuffledp/shuffledp/proto/shuffledp/v1;shuffledpv1b\x06proto3"
 
 var (

@@ -280,8 +280,14 @@ const (
 type ShufflerClient interface {
 	// Work registers the caller's clients (each with its credential) and
 	// streams every round in which one of them is sampled, until the run
-	// ends (an Assignment with finished set).
-	Work(ctx context.Context, in *WorkRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Assignment], error)
+	// ends (an Assignment with finished set). The caller sends its clients
+	// in one or more WorkRequests (a client process sends a few thousand
+	// per message, so that neither side holds its whole range as
+	// messages), then closes its side of the stream; the shuffler checks
+	// every credential as each message arrives, keeps only the clients'
+	// indices, and registers them all once the caller closed (none if any
+	// credential is invalid), saying so in its response headers.
+	Work(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[WorkRequest, Assignment], error)
 	// Submit carries sealed reports of one or more rounds, in chunks; each
 	// report names its client and carries the client's credential.
 	Submit(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ReportChunk, SubmitAck], error)
@@ -295,24 +301,18 @@ func NewShufflerClient(cc grpc.ClientConnInterface) ShufflerClient {
 	return &shufflerClient{cc}
 }
 
-func (c *shufflerClient) Work(ctx context.Context, in *WorkRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Assignment], error) {
+func (c *shufflerClient) Work(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[WorkRequest, Assignment], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &Shuffler_ServiceDesc.Streams[0], Shuffler_Work_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	x := &grpc.GenericClientStream[WorkRequest, Assignment]{ClientStream: stream}
-	if err := x.ClientStream.SendMsg(in); err != nil {
-		return nil, err
-	}
-	if err := x.ClientStream.CloseSend(); err != nil {
-		return nil, err
-	}
 	return x, nil
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Shuffler_WorkClient = grpc.ServerStreamingClient[Assignment]
+type Shuffler_WorkClient = grpc.BidiStreamingClient[WorkRequest, Assignment]
 
 func (c *shufflerClient) Submit(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ReportChunk, SubmitAck], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -335,8 +335,14 @@ type Shuffler_SubmitClient = grpc.ClientStreamingClient[ReportChunk, SubmitAck]
 type ShufflerServer interface {
 	// Work registers the caller's clients (each with its credential) and
 	// streams every round in which one of them is sampled, until the run
-	// ends (an Assignment with finished set).
-	Work(*WorkRequest, grpc.ServerStreamingServer[Assignment]) error
+	// ends (an Assignment with finished set). The caller sends its clients
+	// in one or more WorkRequests (a client process sends a few thousand
+	// per message, so that neither side holds its whole range as
+	// messages), then closes its side of the stream; the shuffler checks
+	// every credential as each message arrives, keeps only the clients'
+	// indices, and registers them all once the caller closed (none if any
+	// credential is invalid), saying so in its response headers.
+	Work(grpc.BidiStreamingServer[WorkRequest, Assignment]) error
 	// Submit carries sealed reports of one or more rounds, in chunks; each
 	// report names its client and carries the client's credential.
 	Submit(grpc.ClientStreamingServer[ReportChunk, SubmitAck]) error
@@ -350,7 +356,7 @@ type ShufflerServer interface {
 // pointer dereference when methods are called.
 type UnimplementedShufflerServer struct{}
 
-func (UnimplementedShufflerServer) Work(*WorkRequest, grpc.ServerStreamingServer[Assignment]) error {
+func (UnimplementedShufflerServer) Work(grpc.BidiStreamingServer[WorkRequest, Assignment]) error {
 	return status.Error(codes.Unimplemented, "method Work not implemented")
 }
 func (UnimplementedShufflerServer) Submit(grpc.ClientStreamingServer[ReportChunk, SubmitAck]) error {
@@ -378,15 +384,11 @@ func RegisterShufflerServer(s grpc.ServiceRegistrar, srv ShufflerServer) {
 }
 
 func _Shuffler_Work_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(WorkRequest)
-	if err := stream.RecvMsg(m); err != nil {
-		return err
-	}
-	return srv.(ShufflerServer).Work(m, &grpc.GenericServerStream[WorkRequest, Assignment]{ServerStream: stream})
+	return srv.(ShufflerServer).Work(&grpc.GenericServerStream[WorkRequest, Assignment]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Shuffler_WorkServer = grpc.ServerStreamingServer[Assignment]
+type Shuffler_WorkServer = grpc.BidiStreamingServer[WorkRequest, Assignment]
 
 func _Shuffler_Submit_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(ShufflerServer).Submit(&grpc.GenericServerStream[ReportChunk, SubmitAck]{ServerStream: stream})
@@ -407,6 +409,7 @@ var Shuffler_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Work",
 			Handler:       _Shuffler_Work_Handler,
 			ServerStreams: true,
+			ClientStreams: true,
 		},
 		{
 			StreamName:    "Submit",
