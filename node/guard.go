@@ -207,10 +207,12 @@ func (s *deadlineStream) RecvMsg(m any) error {
 
 // credentialWait is how long a shuffler waits, beyond
 // DefaultFirstMessage, for each enrolled client's credential in a
-// stream's first message: a Work request names up to the whole population
-// (about 45 bytes per client), so a pool of 250,000 clients sends ~11 MB
-// before the shuffler can read it; on a loaded host that took more than
-// 10 s. 40 µs per client is ~1 MB/s: 40 s more at a million clients.
+// stream's first message: a client pool sends its range in Work messages
+// of registerChunk clients (~185 KB), but a Work message may name up to
+// the whole population (about 45 bytes per client), and one of 250,000
+// clients (~11 MB, as pools sent before) took more than 10 s to arrive on
+// a loaded host. 40 µs per client is ~1 MB/s: 40 s more at a million
+// clients.
 const credentialWait = 40 * time.Microsecond
 
 // firstMessageWait is the bound on the wait for a stream's first message

@@ -104,7 +104,7 @@ func (ms *meteredStream) SendHeader(md metadata.MD) error {
 // returns the shuffler process's peak live heap during the registration
 // (peakMeter), less its live heap before it, per client. The client is
 // another process so that only the shuffler's memory is measured.
-func registrationPeak(t *testing.T, n, chunk int) float64 {
+func registrationPeak(t testing.TB, n, chunk int) float64 {
 	secret := make([]byte, 32)
 	rand.Read(secret)
 	e, err := pki.NewEnroller(secret)
@@ -221,6 +221,16 @@ func TestRegistrationPeakPerClient(t *testing.T) {
 	}
 	if whole <= maxShufflerBytesPerClient {
 		t.Errorf("negative control: registration in one message measured %.1f bytes per client at the peak, within the bound %d: the measurement would not catch it", whole, maxShufflerBytesPerClient)
+	}
+}
+
+// BenchmarkRegistrationPeakMillion is TestRegistrationPeakPerClient at
+// 1,000,000 clients: the shuffler's peak live heap per client, registered
+// in messages of registerChunk (chunked) and in one message (whole).
+func BenchmarkRegistrationPeakMillion(b *testing.B) {
+	for b.Loop() {
+		b.ReportMetric(registrationPeak(b, 1_000_000, registerChunk), "chunked-bytes/client")
+		b.ReportMetric(registrationPeak(b, 1_000_000, 1_000_000), "whole-bytes/client")
 	}
 }
 
