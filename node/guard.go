@@ -207,12 +207,14 @@ func (s *deadlineStream) RecvMsg(m any) error {
 
 // credentialWait is how long a shuffler waits, beyond
 // DefaultFirstMessage, for each enrolled client's credential in a
-// stream's first message: a client pool sends its range in Work messages
-// of registerChunk clients (~185 KB), but a Work message may name up to
-// the whole population (about 45 bytes per client), and one of 250,000
-// clients (~11 MB, as pools sent before) took more than 10 s to arrive on
-// a loaded host. 40 µs per client is ~1 MB/s: 40 s more at a million
-// clients.
+// stream's first message. It was sized for pools that sent their whole
+// range as one Work message (about 45 bytes per client: ~11 MB at 250,000
+// clients, which took more than 10 s to arrive on a loaded host); a Work
+// message now holds at most what reportLimit admits (a pool sends
+// registerChunk clients, ~185 KB), so an honest stream's first message
+// needs far less. The wait is kept (only a peer that proved the client
+// role and a credential in the call's headers gets it). 40 µs per client
+// is ~1 MB/s: 40 s more at a million clients.
 const credentialWait = 40 * time.Microsecond
 
 // firstMessageWait is the bound on the wait for a stream's first message
@@ -230,10 +232,14 @@ func firstMessageWait(run protocol.RunConfig, configured time.Duration) time.Dur
 
 // reportLimit is the largest message a shuffler accepts from a client for
 // run: a Submit chunk of chunkReports reports (report, token, id, field
-// overhead), or a WorkRequest or a chunk of check-in declines naming every
-// client of the population; at most recvCeiling (as every limit below).
+// overhead), or a Work message of registerChunk clients (at most 64 bytes
+// each: id, token, field overhead); at most recvCeiling (as every limit
+// below). It does not grow with the population: whatever a client sends,
+// the shuffler decodes at most this much per message, so a registration
+// costs it its per-client state and one message, never the caller's range
+// as messages (TestRegistrationPeakPerClient).
 func reportLimit(run protocol.RunConfig) int {
-	return min(max(chunkReports*(run.ReportBytes+64), run.Population*64)+msgMargin, recvCeiling)
+	return min(max(chunkReports*(run.ReportBytes+64), registerChunk*64)+msgMargin, recvCeiling)
 }
 
 // batchLimit is the largest message the server accepts: a batch of the

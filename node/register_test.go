@@ -104,6 +104,11 @@ func (ms *meteredStream) SendHeader(md metadata.MD) error {
 // returns the shuffler process's peak live heap during the registration
 // (peakMeter), less its live heap before it, per client. The client is
 // another process so that only the shuffler's memory is measured.
+//
+// The server admits messages of any size up to recvCeiling: the
+// shuffler's own limit (reportLimit) refuses a Work message of more than
+// about registerChunk clients, which TestWorkMessageLimit checks; here
+// the negative control measures what one would cost if it were admitted.
 func registrationPeak(t testing.TB, n, chunk int) float64 {
 	secret := make([]byte, 32)
 	rand.Read(secret)
@@ -116,7 +121,7 @@ func registrationPeak(t testing.TB, n, chunk int) float64 {
 	registered := make(chan int, 1)
 	// WaitForHandlers: Stop returns once the Work handler did, so that
 	// nothing of this shuffler is live in the next measurement.
-	g := grpc.NewServer(grpc.MaxRecvMsgSize(reportLimit(s.run)), grpc.WaitForHandlers(true),
+	g := grpc.NewServer(grpc.MaxRecvMsgSize(recvCeiling), grpc.WaitForHandlers(true),
 		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			return h(srv, &meteredStream{ServerStream: ss, m: m, s: s, registered: registered})
 		}))
@@ -335,5 +340,58 @@ func TestRegistrationInMessages(t *testing.T) {
 				t.Errorf("%d clients still registered after the stream ended", len(s.workers))
 			}
 		})
+	}
+}
+
+// TestWorkMessageLimit: the shuffler's message limit (reportLimit, as its
+// gRPC server sets it) admits a client pool's Work messages of
+// registerChunk clients with the largest ids and refuses one message
+// naming a pool's range (ResourceExhausted, before the handler sees it),
+// so what a registration makes the shuffler decode at once does not grow
+// with the range, whoever sends it.
+func TestWorkMessageLimit(t *testing.T) {
+	e, err := pki.NewEnroller(bytes.Repeat([]byte{9}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1 << 40 // ids of the most bytes a run's clients could have here
+	s := bareShuffler(e, n)
+	g := grpc.NewServer(grpc.MaxRecvMsgSize(reportLimit(s.run)))
+	pb.RegisterShufflerServer(g, s)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go g.Serve(l)
+	defer g.Stop()
+	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	shuf := pb.NewShufflerClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	lo := int64(n - 2*registerChunk - 1)
+	w, err := sendRegistration(ctx, shuf, "mem", lo, n, registerChunk, e.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := w.Header()
+	if got := md.Get(registeredKey); err != nil || len(got) != 1 || got[0] != strconv.Itoa(2*registerChunk+1) {
+		t.Fatalf("messages of %d clients: registered %v, %v; want %d", registerChunk, got, err, 2*registerChunk+1)
+	}
+
+	whole := &pb.WorkRequest{Run: "mem"}
+	for c := lo; c < n; c++ {
+		whole.Clients = append(whole.Clients, &pb.ClientCredential{Client: c, Token: e.Token(c)})
+	}
+	w, err = workCall(ctx, shuf, whole)
+	if err == nil {
+		_, err = w.Recv()
+	}
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("one message of %d clients: %v, want ResourceExhausted", len(whole.Clients), err)
 	}
 }

@@ -254,8 +254,8 @@ func TestMessageLimits(t *testing.T) {
 		limit, need int
 	}{
 		{"batch", batchLimit(run), run.PerRound * run.ReportBytes},
-		// a Submit chunk, or a Work request naming every client (id, token)
-		{"chunk or work request", reportLimit(run), max(chunkReports*(run.ReportBytes+32+8), run.Population*(32+10))},
+		// a Submit chunk, or a pool's Work message (id, token per client)
+		{"chunk or work message", reportLimit(run), max(chunkReports*(run.ReportBytes+32+8), registerChunk*(32+10))},
 		// the model, and an assignment naming every client
 		{"model", modelLimit(run), run.Dim*8 + run.Population*8},
 	} {
