@@ -553,6 +553,39 @@ func TestFloodFromOneClient(t *testing.T) {
 	}
 }
 
+// The in-memory replay check of the previous round holds round after
+// round while the shuffler recycles its sets of report ids (a round's set
+// is the one of the round before the previous, cleared): in each of six
+// rounds a report of the round before, resubmitted under another sampled
+// client, is refused as a replay, and every honest report is accepted.
+func TestReplayOfPreviousRoundEveryRound(t *testing.T) {
+	const rounds = 6
+	r := newAttackRig(t, rigOptions{n: 10, k: 4, rounds: rounds})
+	ctx := context.Background()
+	w := r.work(ctx)
+	var prev []byte
+	for round := int64(1); round <= rounds; round++ {
+		a := recv(t, w)
+		if a.Round != round {
+			t.Fatalf("assignment of round %d, want %d", a.Round, round)
+		}
+		reps, _ := r.honest(a)
+		if prev != nil {
+			replay := &pb.Report{Client: reps[1].Client, Token: reps[1].Token, Sealed: prev}
+			if ack := r.submit(ctx, a.Round, []*pb.Report{replay}); ack.Accepted != 0 || ack.Rejected[string(RejectReplay)] != 1 {
+				t.Fatalf("round %d, round %d's report replayed: %v; want refused as a replay", round, round-1, ack)
+			}
+		}
+		prev = reps[0].Sealed
+		if ack := r.submit(ctx, a.Round, reps); ack.Accepted != 4 {
+			t.Fatalf("round %d: %v", round, ack)
+		}
+	}
+	if s := r.sh.Stats(); s.Released != rounds || s.Rejected[RejectReplay] != rounds-1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
 // TestReplayIntoLaterRound: a report accepted in round 1 is replayed by a
 // sampled client as its own into round 2 and into round 3. Into round 2
 // (the round after its own) the shuffler refuses it on arrival (the

@@ -81,7 +81,7 @@ func TestSubmitCodecMatchesProto(t *testing.T) {
 			t.Fatal(err)
 		}
 		direct := new(pb.ReportChunk)
-		if err := decodeReportChunk(wire, direct); err != nil {
+		if err := decodeReportChunk(wire, direct, nil); err != nil {
 			t.Fatalf("message %d: own decoder refused a valid chunk: %v", i, err)
 		}
 		got := new(pb.ReportChunk)
@@ -93,7 +93,7 @@ func TestSubmitCodecMatchesProto(t *testing.T) {
 		}
 		// An unknown field (number 9): protobuf's decoder, same result.
 		extra := protowire.AppendVarint(protowire.AppendTag(bytes.Clone(wire), 9, protowire.VarintType), 7)
-		if decodeReportChunk(extra, new(pb.ReportChunk)) == nil {
+		if decodeReportChunk(extra, new(pb.ReportChunk), nil) == nil {
 			t.Fatalf("message %d: own decoder took an unknown field", i)
 		}
 		viaProto, viaCodec := new(pb.ReportChunk), new(pb.ReportChunk)
@@ -103,6 +103,63 @@ func TestSubmitCodecMatchesProto(t *testing.T) {
 		if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(extra)}, viaCodec); err != nil || !proto.Equal(viaCodec, viaProto) {
 			t.Fatalf("message %d with an unknown field: %v, %v; want %v", i, viaCodec, err, viaProto)
 		}
+	}
+}
+
+// One chunkReceiver takes a stream's chunks one after another, reusing its
+// buffers: each chunk decodes to exactly protobuf's message (nothing left
+// of the chunk before it: fewer reports, no declines, no run), whether it
+// is larger or smaller than the one before, taken by the own decoder or
+// handed to protobuf's (an unknown field) or malformed (then the next
+// chunk still decodes); and a chunk no larger than one before costs no
+// new buffer or report array.
+func TestChunkReceiverReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	codec := newSubmitCodec()
+	recv := new(chunkReceiver)
+	for i := range 600 {
+		want := randomChunk(rng)
+		wire, err := proto.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch i % 5 {
+		case 3: // an unknown field: protobuf's decoder
+			wire = protowire.AppendVarint(protowire.AppendTag(wire, 9, protowire.VarintType), 7)
+			want = new(pb.ReportChunk)
+			if err := proto.Unmarshal(wire, want); err != nil {
+				t.Fatal(err)
+			}
+		case 4: // malformed: both fail
+			wire = append(wire, 0x1a, 0x05, 0x08)
+			if err := codec.Unmarshal(split(rng, wire), recv); err == nil {
+				t.Fatalf("chunk %d: a malformed chunk decoded", i)
+			}
+			continue
+		}
+		if err := codec.Unmarshal(split(rng, wire), recv); err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+		if !proto.Equal(&recv.ReportChunk, want) {
+			t.Fatalf("chunk %d: decoded %v, want %v", i, &recv.ReportChunk, want)
+		}
+	}
+	// Warm: the same chunk again allocates at most the run's string and
+	// the declined credentials.
+	c := &pb.ReportChunk{Run: "r", Round: 3}
+	for j := range 64 {
+		c.Reports = append(c.Reports, &pb.Report{Client: int64(j), Token: make([]byte, 32), Sealed: make([]byte, 75)})
+	}
+	wire, _ := proto.Marshal(c)
+	data := mem.BufferSlice{mem.SliceBuffer(wire)}
+	if err := codec.Unmarshal(data, recv); err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(20, func() { codec.Unmarshal(data, recv) }); a > 1 {
+		t.Errorf("a warm chunkReceiver: %.1f allocations per chunk of 64 reports, want at most 1 (the run)", a)
+	}
+	if !proto.Equal(&recv.ReportChunk, c) {
+		t.Fatalf("decoded %v, want %v", &recv.ReportChunk, c)
 	}
 }
 
@@ -149,7 +206,7 @@ func TestSubmitCodecReportsCapped(t *testing.T) {
 	}}
 	wire, _ := proto.Marshal(want)
 	got := new(pb.ReportChunk)
-	if err := decodeReportChunk(wire, got); err != nil {
+	if err := decodeReportChunk(wire, got, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range got.Reports {

@@ -65,6 +65,30 @@ const (
 	// run's configuration comes from the untrusted server, which must not
 	// be able to lift the shuffler's or the clients' limits at will.
 	recvCeiling = 256 << 20
+	// submitWindow is the HTTP/2 flow-control window of each stream on
+	// the shuffler's listener, fixed (serverOptions, serverLimits.window).
+	// gRPC's default starts at 64 KB and grows with its bandwidth-delay
+	// estimate up to 16 MB: to estimate it the receiver pings the sender
+	// whenever data arrives and no ping is out, which for a client pool's
+	// chunks, trickling in as its clients compute, is a ping, its answer
+	// and a window update per chunk (three more TLS records, syscalls and
+	// wake-ups on the shuffler for each chunk received). A fixed window
+	// sends no ping and one window update per quarter window. Memory: a
+	// peer can make the shuffler hold at most a stream's window of data
+	// unread, beyond the message being read (at most reportLimit), so
+	// 256 KiB + 320 KiB per stream at most, 16 streams per connection
+	// (maxStreams), against the default's 16 MB + the message; and only a
+	// peer whose client role was proved in the TLS handshake and whose
+	// call carried a valid client credential in its headers gets a stream
+	// whose data is kept at all (a refused stream's data is discarded).
+	// Throughput: a stream sends at most a window per round trip, 5 MB/s
+	// at 50 ms, more than a pool's reports (1.1 MB a round of 10,000).
+	submitWindow = 256 << 10
+	// submitConnWindow is the connection's window on the shuffler's
+	// listener: gRPC returns it as data arrives, whether or not a stream
+	// reads it, so it paces a connection's streams together and bounds no
+	// memory (the streams' windows do).
+	submitConnWindow = 1 << 20
 )
 
 // checkRole refuses a call whose peer's role may not make it.
@@ -126,6 +150,10 @@ type serverLimits struct {
 	// firstMessage bounds the wait for a stream's first message, idle
 	// for every later one (0: no bound after the first).
 	firstMessage, idle time.Duration
+	// window and connWindow, if window is set, fix the HTTP/2
+	// flow-control windows of each stream and of the connection
+	// (submitWindow); unset, gRPC's dynamic windows.
+	window, connWindow int32
 }
 
 // serverOptions are the options of every node's gRPC server: TLS (the
@@ -138,7 +166,11 @@ func serverOptions(tc *tls.Config, l serverLimits) []grpc.ServerOption {
 	if l.firstMessage == 0 {
 		l.firstMessage = DefaultFirstMessage
 	}
-	return []grpc.ServerOption{
+	var window []grpc.ServerOption
+	if l.window > 0 {
+		window = []grpc.ServerOption{grpc.StaticStreamWindowSize(l.window), grpc.StaticConnWindowSize(l.connWindow)}
+	}
+	return append(window,
 		grpc.Creds(credentials.NewTLS(tc)),
 		grpc.MaxRecvMsgSize(l.recv),
 		grpc.MaxSendMsgSize(sendLimit),
@@ -167,7 +199,7 @@ func serverOptions(tc *tls.Config, l serverLimits) []grpc.ServerOption {
 			}
 			return h(srv, &deadlineStream{ServerStream: ss, first: l.firstMessage, idle: l.idle})
 		}),
-	}
+	)
 }
 
 // deadlineStream bounds the wait for each message of a stream: the first

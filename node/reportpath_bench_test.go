@@ -61,7 +61,17 @@ func (c *preEncoded) Marshal(v any) (mem.BufferSlice, error) {
 // (runtime.MemStats over the timed rounds).
 //
 //	go test ./node -run '^$' -bench ShufflerReports -benchtime 200000x -count 6
-func BenchmarkShufflerReports(b *testing.B) {
+func BenchmarkShufflerReports(b *testing.B) { benchShufflerReports(b, chunkReports) }
+
+// BenchmarkShufflerReportsSmallChunks is BenchmarkShufflerReports with
+// chunks of 64 reports, about what a client pool's chunk held under `up`
+// when its linger (chunkLinger) was 10 ms:
+// eight times the messages per report, so the per-message costs (gRPC's
+// receive and HTTP/2 frames, flow control, the decode's buffers) weigh
+// eight times more.
+func BenchmarkShufflerReportsSmallChunks(b *testing.B) { benchShufflerReports(b, 64) }
+
+func benchShufflerReports(b *testing.B, per int) {
 	const n, k = 60000, 10000
 	st, err := ledger.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), ledger.FileName), ledger.SQLiteOptions{})
 	if err != nil {
@@ -78,9 +88,9 @@ func BenchmarkShufflerReports(b *testing.B) {
 	chunks := func(a *pb.Assignment) []*pb.ReportChunk {
 		clear(codec.bytes)
 		var out []*pb.ReportChunk
-		for i := 0; i < len(a.Clients); i += chunkReports {
+		for i := 0; i < len(a.Clients); i += per {
 			c := &pb.ReportChunk{Run: r.run.Run, Round: a.Round}
-			for _, cl := range a.Clients[i:min(i+chunkReports, len(a.Clients))] {
+			for _, cl := range a.Clients[i:min(i+per, len(a.Clients))] {
 				s := append([]byte(nil), tmpl...)
 				ids.Read(s[2 : 2+protocol.ReportIDSize])
 				c.Reports = append(c.Reports, &pb.Report{Client: cl, Token: r.enr.Token(cl), Sealed: s})
