@@ -581,6 +581,9 @@ func TestReplayOfPreviousRoundEveryRound(t *testing.T) {
 			t.Fatalf("round %d: %v", round, ack)
 		}
 	}
+	if a := recv(t, w); !a.Finished { // every round released
+		t.Fatalf("after round %d: %v", rounds, a)
+	}
 	if s := r.sh.Stats(); s.Released != rounds || s.Rejected[RejectReplay] != rounds-1 {
 		t.Fatalf("stats %+v", s)
 	}

@@ -435,8 +435,10 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	// itself and pads the selected clients that do not deliver, exactly
 	// as it pads the sampled ones: the batch size is the number selected,
 	// whoever dropped out (docs/proofs/dummy-reports.md, check-in rounds).
+	// ReuseBatch: forward copies the batch into its message and keeps
+	// nothing of it once SubmitBatch returned.
 	svcCfg := shuffler.ServiceConfig{Run: s.local, Budget: s.budget,
-		SelectCheckIn: s.run.Participation == protocol.ParticipationCheckIn}
+		SelectCheckIn: s.run.Participation == protocol.ParticipationCheckIn, ReuseBatch: true}
 	// Dummies are sealed like the clients' reports: to the run's id, in a
 	// sharded run the shard's (the run id of the model relayed to them).
 	if s.dummies, err = newRoundDummies(s.local, s.local.Run, s.keys); err != nil {

@@ -38,7 +38,7 @@ func TestCopyAndDigest(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%dx%d", tc.n, tc.size), func(t *testing.T) {
 			in := testReports(tc.n, tc.size)
-			out, digest := copyAndDigest("run", 42, in, tc.size)
+			out, digest := copyAndDigest("run", 42, in, tc.size, nil)
 			if len(out) != len(in) {
 				t.Fatalf("%d reports out, want %d", len(out), len(in))
 			}
@@ -67,6 +67,45 @@ func TestCopyAndDigest(t *testing.T) {
 	}
 }
 
+// With a batchMemory, copyAndDigest copies a batch into the memory of the
+// one before when it holds enough (no allocation), and into fresh memory,
+// then kept, when it does not; on both paths the batch and its digest are
+// those of fresh memory, and no report aliases its input.
+func TestCopyAndDigestReusesMemory(t *testing.T) {
+	mem := new(batchMemory)
+	var prev *byte
+	for i, tc := range []struct {
+		n, size int
+		reused  bool
+	}{
+		{1000, 75, false}, {1000, 75, true}, {800, 75, true}, // smaller: the same memory
+		{1001, 75, false}, {1001, 75, true}, // larger: grown, then reused
+		{pipelineBytes/100 + 7, 100, false}, {pipelineBytes/100 + 7, 100, true}, // pipelined
+	} {
+		in := testReports(tc.n, tc.size)
+		want, wantDigest := copyAndDigest("run", int64(i), in, tc.size, nil)
+		out, digest := copyAndDigest("run", int64(i), in, tc.size, mem)
+		if digest != wantDigest || len(out) != len(want) {
+			t.Fatalf("batch %d: digest or length differs from a fresh copy's", i)
+		}
+		for j := range out {
+			if !bytes.Equal(out[j], in[j]) || cap(out[j]) != tc.size || &out[j][0] == &in[j][0] {
+				t.Fatalf("batch %d report %d: not a capped copy of its input", i, j)
+			}
+		}
+		if got := &out[0][0] == prev; got != tc.reused {
+			t.Fatalf("batch %d (%d x %d): reused the memory of the one before: %v, want %v", i, tc.n, tc.size, got, tc.reused)
+		}
+		prev = &out[0][0]
+	}
+	in := testReports(1000, 75)
+	copyAndDigest("run", 1, in, 75, mem)
+	fresh := testing.AllocsPerRun(10, func() { copyAndDigest("run", 1, in, 75, nil) })
+	if a := testing.AllocsPerRun(10, func() { copyAndDigest("run", 1, in, 75, mem) }); a > fresh-2 {
+		t.Errorf("a reused batch of 1,000 reports: %.0f allocations, a fresh one %.0f; want the batch's two fewer", a, fresh)
+	}
+}
+
 // BenchmarkCopyAndDigest releases a Fig. 6 batch (k = 2,000 djw reports of
 // 1 + 4d = 54,825 bytes at d = 13,706, unsealed as in simulation) the way
 // Release does, "pipelined", and the way it did before, "serial": copy
@@ -77,7 +116,7 @@ func BenchmarkCopyAndDigest(b *testing.B) {
 	b.Run("pipelined", func(b *testing.B) {
 		b.SetBytes(k * size)
 		for b.Loop() {
-			copyAndDigest("run", 1, in, size)
+			copyAndDigest("run", 1, in, size, nil)
 		}
 	})
 	b.Run("serial", func(b *testing.B) {

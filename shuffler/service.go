@@ -81,6 +81,15 @@ type ServiceConfig struct {
 	// others). Without it (the simulation's check-in) the clients decide
 	// with their own coins and Release takes whatever arrived.
 	SelectCheckIn bool
+	// ReuseBatch declares that Release's forward keeps nothing of the
+	// batch once it returns (the networked shuffler: it sends the batch
+	// and forgets it): each round's batch is then copied into the memory
+	// of the round before (grown when it holds too little), instead of a
+	// fresh allocation each round. The batch is still a copy in batch
+	// order, whose memory depends on nothing of where or when a client's
+	// report arrived. Unset (the simulation, whose server keeps the
+	// batch), every batch is fresh memory.
+	ReuseBatch bool
 }
 
 // maxLogEmptyCheckIn is log(2^-64): with SelectCheckIn, a run in which no
@@ -156,6 +165,27 @@ type Service struct {
 	// selected clients (reports is a prefix of it).
 	selector CheckInSelector
 	slots    [][]byte
+	// batch is the last released batch's memory, with ReuseBatch.
+	batch *batchMemory
+}
+
+// batchMemory is a batch's memory: its reports' bytes and their slices.
+type batchMemory struct {
+	backing []byte
+	out     [][]byte
+}
+
+// take returns memory for n reports of size bytes each: m's own where it
+// holds enough (m not nil), else fresh memory (kept in m if not nil).
+func (m *batchMemory) take(n, size int) ([]byte, [][]byte) {
+	if m != nil && len(m.backing) >= n*size && cap(m.out) >= n {
+		return m.backing[:n*size], m.out[:n]
+	}
+	backing, out := make([]byte, n*size), make([][]byte, n)
+	if m != nil {
+		m.backing, m.out = backing, out
+	}
+	return backing, out
 }
 
 // NewService returns the shuffler role for cfg.
@@ -392,7 +422,10 @@ func (s *Service) Release(ctx context.Context, forward func(context.Context, pro
 		}
 	}
 	fisherYates(delivered, s.perm)
-	out, digest := copyAndDigest(s.cfg.Run.Run, id, delivered, s.cfg.Run.ReportBytes)
+	if s.cfg.ReuseBatch && s.batch == nil {
+		s.batch = new(batchMemory)
+	}
+	out, digest := copyAndDigest(s.cfg.Run.Run, id, delivered, s.cfg.Run.ReportBytes, s.batch)
 	b := protocol.Batch{Run: s.cfg.Run.Run, Round: id, Reports: out}
 	rel := Release{Run: b.Run, Round: id, Reports: len(out), Digest: digest}
 	if err := s.cfg.Budget.Debit(ctx, rel); err != nil {
@@ -414,19 +447,19 @@ const (
 )
 
 // copyAndDigest copies the reports, in their (permuted) order, into one
-// fresh allocation of size bytes each, and returns the copies and the
+// allocation of size bytes each (fresh, or mem's: batchMemory.take),
+// and returns the copies and the
 // digest of the batch of run and round that holds them
 // (protocol.Batch.Digest, computed over the copies). The copies are the
-// released batch: fresh memory in batch order, so that nothing of where
-// or when a client's report was allocated reaches the server. For a
+// released batch: memory of its own in batch order, so that nothing of
+// where or when a client's report was allocated reaches the server. For a
 // batch of pipelineBytes or more the copy runs on a second goroutine
 // ahead of the SHA-256, which hashes each chunk as soon as it is copied,
 // so that the copy overlaps the hash (a Fig. 6 batch is 2,000 reports of
 // 54 KB; the copy is small next to the hash, and the measured gain is
 // inside the noise: BENCHMARKS). Either way the digest is the same.
-func copyAndDigest(run string, round int64, reports [][]byte, size int) ([][]byte, [32]byte) {
-	backing := make([]byte, size*len(reports))
-	out := make([][]byte, len(reports))
+func copyAndDigest(run string, round int64, reports [][]byte, size int, mem *batchMemory) ([][]byte, [32]byte) {
+	backing, out := mem.take(len(reports), size)
 	for i := range out {
 		out[i] = backing[i*size : (i+1)*size : (i+1)*size]
 	}
