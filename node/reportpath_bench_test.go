@@ -81,7 +81,12 @@ func benchShufflerReports(b *testing.B, per int) {
 	rounds := (b.N + k - 1) / k
 	r := newAttackRig(b, rigOptions{n: n, k: k, rounds: rounds + 1, store: st})
 	ctx := context.Background()
-	w := r.work(ctx)
+	// Registered as a client pool does, in messages of registerChunk
+	// clients (one message of 60,000 exceeds the shuffler's limit).
+	w, err := sendRegistration(asClient(ctx, r.enr, 0), r.shuf, r.run.Run, 0, n, registerChunk, r.enr.Token, grpc.WaitForReady(true))
+	if err != nil {
+		b.Fatal(err)
+	}
 	tmpl := r.seal(1, 0)
 	ids := rand.NewChaCha8([32]byte{1})
 	codec := &preEncoded{CodecV2: encoding.GetCodecV2(gproto.Name), bytes: map[*pb.ReportChunk][]byte{}}
