@@ -35,6 +35,8 @@ ENTRIES = [
      "results/frontier/test/t-dct-eps1-e1-c0.01-lr5-s*.jsonl", None),
     ("shuffle R_inf, ScatterNet + logreg-dct (this work)", "eps0 3, k 10,000, 2,673 rounds, C 0.01 clamp, lr 11 cosine",
      "results/frontier/test/t-dct-eps3-e3-c0.01-lr11-s*.jsonl", None),
+    ("shuffle R_inf, ScatterNet + logreg-dct (this work)", "eps0 2, k 10,000, 10,557 rounds, C 0.01 clamp, lr 7.5 cosine",
+     "results/frontier/test/t-dct-eps3-e2-c0.01-lr7.5-s*.jsonl", None),
     ("shuffle R_inf, ScatterNet + logreg-dct, NeurIPS'21 Fig. 3 points (this work)",
      "epsilon_neurips21 1.3996 (Thm 1, the paper's accounting; <= 1.4): eps0 1, 1,301 rounds, C 0.01, lr 10 cosine",
      "results/frontier/test/t-dct-fig3-1.4-e1-c0.01-lr10-s*.jsonl", None),
