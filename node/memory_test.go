@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"crypto/rand"
 	"io"
 	"runtime"
 	"testing"
@@ -53,12 +52,7 @@ func (h *headerStream) Recv() (*pb.WorkRequest, error) {
 // once registered (runtime.MemStats.HeapAlloc after a garbage collection,
 // against the heap before the stream started).
 func registeredBytesPerClient(t testing.TB, n int) float64 {
-	secret := make([]byte, 32)
-	rand.Read(secret)
-	e, err := pki.NewEnroller(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, _ := randomEnroller(t)
 	s := bareShuffler(e, n)
 	var before, after runtime.MemStats
 	runtime.GC() // twice: what sync.Pools held (gRPC's buffers) is freed by the second

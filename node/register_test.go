@@ -110,12 +110,7 @@ func (ms *meteredStream) SendHeader(md metadata.MD) error {
 // about registerChunk clients, which TestWorkMessageLimit checks; here
 // the negative control measures what one would cost if it were admitted.
 func registrationPeak(t testing.TB, n, chunk int) float64 {
-	secret := make([]byte, 32)
-	rand.Read(secret)
-	e, err := pki.NewEnroller(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, secret := randomEnroller(t)
 	s := bareShuffler(e, n)
 	m := &peakMeter{}
 	registered := make(chan int, 1)
@@ -125,12 +120,7 @@ func registrationPeak(t testing.TB, n, chunk int) float64 {
 		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			return h(srv, &meteredStream{ServerStream: ss, m: m, s: s, registered: registered})
 		}))
-	pb.RegisterShufflerServer(g, s)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go g.Serve(l)
+	l := serveShuffler(t, g, s)
 	defer g.Stop()
 	runtime.GC() // what sync.Pools held before (gRPC's buffers) is freed by the mark's
 	m.mark()
@@ -357,12 +347,7 @@ func TestWorkMessageLimit(t *testing.T) {
 	const n = 1 << 40 // ids of the most bytes a run's clients could have here
 	s := bareShuffler(e, n)
 	g := grpc.NewServer(grpc.MaxRecvMsgSize(reportLimit(s.run)))
-	pb.RegisterShufflerServer(g, s)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go g.Serve(l)
+	l := serveShuffler(t, g, s)
 	defer g.Stop()
 	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -394,4 +379,28 @@ func TestWorkMessageLimit(t *testing.T) {
 	if status.Code(err) != codes.ResourceExhausted {
 		t.Fatalf("one message of %d clients: %v, want ResourceExhausted", len(whole.Clients), err)
 	}
+}
+
+// randomEnroller is an enroller of a fresh random secret, and the secret
+// (for a child process that must mint the same credentials).
+func randomEnroller(t testing.TB) (*pki.Enroller, []byte) {
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	e, err := pki.NewEnroller(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, secret
+}
+
+// serveShuffler registers s on g and serves it on a loopback port of its
+// own; the caller stops g.
+func serveShuffler(t testing.TB, g *grpc.Server, s pb.ShufflerServer) net.Listener {
+	pb.RegisterShufflerServer(g, s)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go g.Serve(l)
+	return l
 }
