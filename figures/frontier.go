@@ -120,6 +120,9 @@ func (f Frontier) Plot() (*plot.Plot, error) {
 			return nil, fmt.Errorf("series %s: %w", s.Label, err)
 		}
 		line.Color = plotutil.Color(i)
+		// Past the palette's colours a series repeats one: it is told
+		// apart by a dash pattern (and its marker shape).
+		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
 		line.Width = vg.Points(1.2)
 		sc, err := plotter.NewScatter(pts)
 		if err != nil {
