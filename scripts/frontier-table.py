@@ -77,6 +77,10 @@ ENTRIES = [
     ("shuffle Gaussian, ScatterNet 4x4 + logreg, replace-one (this work)",
      "k 300, sigma 1.108, C 0.1 l2, 40,000 rounds, lr 2.25 cosine; ledger replace-one (zero-out: 1.0135)",
      "results/frontier/test/t-g-p4-eps3-k300-sig1.108-s*.jsonl", None),
+    # The accountant's largest Q at epsilon 3 (configs-test-gauss-eps3b.txt).
+    ("shuffle Gaussian, ScatterNet 4x4 + logreg, replace-one (this work)",
+     "k 400, sigma 1.3256, C 0.1 l2, 90,000 rounds, lr 1 cosine; ledger replace-one (zero-out: 1.7536)",
+     "results/frontier/test/t-g-p4-eps3-k400-sig1.3256-s*.jsonl", None),
     ("shuffle Gaussian, cnn-tanh, zero-out (ICLR'23 Fig. 1a)", "sigma 0.86, 1 seed; zero-out adjacency (replace-one is larger)",
      "results/iclr23-fig1/fig1a-shuffle-noisesum-cos30.jsonl", None),
     ("central DP-SGD, cnn-tanh, add-remove (ICLR'23 Fig. 1a)", "trusted server; Poisson sampling; 1 seed",
