@@ -12,6 +12,12 @@ message (:class:`ShuffleDPError`).
   :class:`ShuffleGaussianEvent`, :class:`SubsampledShuffleGaussianEvent`,
   :class:`CheckInGaussianEvent`, :class:`SampledGaussianEvent`
   (``to_json``/``from_json`` as Go writes and reads them).
+- dp_accounting's event algebra (:mod:`shuffledp.dp_event`):
+  :class:`GaussianDpEvent`, :class:`PoissonSampledDpEvent`,
+  :class:`SampledWithoutReplacementDpEvent`, :class:`SelfComposedDpEvent`,
+  :class:`ComposedDpEvent`, composed by the same :class:`Accountant`
+  (``supports``, ``compose``), dp_accounting's parameter names
+  (``noise_multiplier``, ``sampling_probability``) accepted beside ours.
 - :func:`calibrate` and ``calibrate_sigma/steps/eps0/k``: ``shuffledp
   calibrate``.
 """
@@ -19,6 +25,8 @@ message (:class:`ShuffleDPError`).
 from ._lib import ShuffleDPError
 from .accountant import (AccountResult, Accountant, Calibration, CertifiedInterval, Statement, account, calibrate,
                          calibrate_eps0, calibrate_k, calibrate_sigma, calibrate_steps, mechanisms)
+from .dp_event import (ComposedDpEvent, DpEvent, GaussianDpEvent, NonPrivateDpEvent, NoOpDpEvent, PoissonSampledDpEvent,
+                       SampledWithoutReplacementDpEvent, SelfComposedDpEvent, UnsupportedDpEvent, UnsupportedEventError)
 from .events import (CheckInGaussianEvent, Event, SampledGaussianEvent, ShuffleEvent, ShuffleGaussianEvent,
                      SubsampledShuffleEvent, SubsampledShuffleGaussianEvent)
 
@@ -27,5 +35,7 @@ __all__ = [
     "calibrate", "calibrate_eps0", "calibrate_k", "calibrate_sigma", "calibrate_steps", "mechanisms",
     "CheckInGaussianEvent", "Event", "SampledGaussianEvent", "ShuffleEvent", "ShuffleGaussianEvent",
     "SubsampledShuffleEvent", "SubsampledShuffleGaussianEvent",
+    "DpEvent", "NoOpDpEvent", "NonPrivateDpEvent", "UnsupportedDpEvent", "GaussianDpEvent", "PoissonSampledDpEvent",
+    "SampledWithoutReplacementDpEvent", "SelfComposedDpEvent", "ComposedDpEvent", "UnsupportedEventError",
 ]
 __version__ = "0.1.0"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import threading
 from typing import Any, Optional
 
@@ -16,6 +17,16 @@ LIBNAME = "libshuffledp.so"
 class ShuffleDPError(ValueError):
     """An error of the Go accountant; ``str(err)`` is Go's message (the one
     ``shuffledp account`` prints after ``shuffledp:``)."""
+
+
+_FLAG = re.compile(r"--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
+
+
+def python_names(message: str) -> str:
+    """Go's message with its command-line flag names (``--client-sigma``)
+    replaced by the Python argument names (``client_sigma``): the Python
+    API's errors name what its caller wrote."""
+    return _FLAG.sub(lambda m: m.group(1).replace("-", "_"), message)
 
 
 _lib: Optional[ctypes.CDLL] = None
@@ -56,7 +67,7 @@ def call(method: str, request: Any) -> Any:
         lib.shuffledp_free(ptr)
     out = json.loads(raw)
     if "error" in out:
-        raise ShuffleDPError(out["error"])
+        raise ShuffleDPError(python_names(out["error"]))
     return out["result"]
 
 
@@ -73,7 +84,7 @@ def call_raw(method: str, request: Any) -> str:
     finally:
         lib.shuffledp_free(ptr)
     if raw.startswith('{"error":'):
-        raise ShuffleDPError(json.loads(raw)["error"])
+        raise ShuffleDPError(python_names(json.loads(raw)["error"]))
     prefix = '{"result":'
     if not (raw.startswith(prefix) and raw.endswith("}")):
         raise ShuffleDPError(f"internal error: unexpected response {raw[:80]!r}")

@@ -6,11 +6,13 @@ calibrate``. Every number comes from the Go accountant."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _lib
-from .events import Event
+from .dp_event import DpEvent, UnsupportedEventError, check_int, flatten
+from .events import Event, alias
 
 Number = Union[int, float]
 
@@ -79,19 +81,45 @@ class Accountant:
         self.orders = list(orders) if orders is not None else None
         self._events: List[Tuple[Event, int]] = []
 
-    def compose(self, event: Event, count: int = 1) -> "Accountant":
-        """Record event applied count times (validated by Go now, so that
-        a bad event fails here, naming the parameter). Returns self."""
-        if not isinstance(event, Event):
-            raise TypeError(f"compose takes an Event, got {type(event).__name__}")
-        if int(count) != count or count < 0:
-            raise _lib.ShuffleDPError(f"count must be an integer >= 0, got {count}")
-        event.validate()
-        if self._events and self._events[-1][0] == event:
-            self._events[-1] = (event, self._events[-1][1] + int(count))
-        else:
-            self._events.append((event, int(count)))
+    def supports(self, event: DpEvent) -> bool:
+        """Whether the accountant has a route for event: a shuffledp Event,
+        or a dp_accounting-style tree of them (:mod:`shuffledp.dp_event`)
+        whose every node maps to one (dp_accounting's ``supports``)."""
+        if not isinstance(event, DpEvent):
+            return False
+        try:
+            flatten(event)
+        except UnsupportedEventError:
+            return False
+        return True
+
+    def compose(self, event: DpEvent, count: int = 1) -> "Accountant":
+        """Record event applied count times (dp_accounting's ``compose``):
+        a shuffledp Event or a tree of dp_accounting-style events
+        (``SelfComposedDpEvent``, ``ComposedDpEvent``,
+        ``PoissonSampledDpEvent(GaussianDpEvent)``, ...). Every event is
+        validated by Go now, so that a bad event fails here, naming the
+        parameter; an unsupported tree raises
+        :class:`~shuffledp.dp_event.UnsupportedEventError` and composes
+        nothing. Returns self."""
+        if not isinstance(event, DpEvent):
+            raise TypeError(f"compose takes a DpEvent (a shuffledp Event or a dp_event tree), got {type(event).__name__}")
+        count = check_int("count", count, 0)
+        parts = flatten(event)
+        for e, _ in parts:
+            e.validate()
+        for e, c in parts:
+            c *= count
+            if c == 0:
+                continue
+            if self._events and self._events[-1][0] == e:
+                self._events[-1] = (e, self._events[-1][1] + c)
+            else:
+                self._events.append((e, c))
         return self
+
+    def __repr__(self) -> str:
+        return f"Accountant(bound={self.bound!r}, events={self._events!r})"
 
     @property
     def events(self) -> List[Tuple[Event, int]]:
@@ -162,14 +190,27 @@ class AccountResult:
 _PARAMS = ("mechanism", "bound", "n", "k", "eps0", "sigma", "rate", "steps", "delta", "orders", "adjacency",
            "client_sigma")
 
+# dp_accounting's names, accepted beside ours.
+_ALIASES = {"noise_multiplier": "sigma", "sampling_probability": "rate"}
+
 
 def _params(kw: Dict[str, Any]) -> Dict[str, Any]:
+    kw = dict(kw)
+    for other, name in _ALIASES.items():
+        if other in kw:
+            v = kw.pop(other)
+            if v is not None or kw.get(name) is not None:
+                kw[name] = alias(name, kw.get(name), other, v)
     out = {}
     for k, v in kw.items():
         if v is None:
             continue
         if k not in _PARAMS:
-            raise TypeError(f"unknown parameter {k!r}: the parameters are {', '.join(_PARAMS)}")
+            raise TypeError(f"unknown parameter {k!r}: the parameters are {', '.join(_PARAMS + tuple(_ALIASES))}")
+        if k in ("n", "k", "steps"):
+            v = check_int(k, v, None)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise _lib.ShuffleDPError(f"{k} must be a finite number, got {v}")
         out[k.replace("_", "-")] = list(v) if isinstance(v, (tuple, range)) else v
     return out
 
@@ -178,15 +219,19 @@ def account(mechanism: Optional[str] = None, *, n: Optional[int] = None, k: Opti
             eps0: Optional[float] = None, sigma: Optional[float] = None, rate: Optional[float] = None,
             steps: Optional[int] = None, delta: Optional[Union[float, str]] = None, bound: Optional[str] = None,
             orders: Optional[Union[str, Sequence[Number]]] = None, adjacency: Optional[str] = None,
-            client_sigma: Optional[float] = None) -> AccountResult:
+            client_sigma: Optional[float] = None, noise_multiplier: Optional[float] = None,
+            sampling_probability: Optional[float] = None) -> AccountResult:
     """``shuffledp account --json`` with the same parameters (None: the
     flag not given, its default used: subsampled-shuffle, n=10^6, k=1000,
     eps0=2, steps=10^5, delta=1e-8, bound "best"). bound="all" gives every
     applicable bound in ``rows``. delta may be a quotient string "1/60000";
     orders a "lo:hi" string or a list. Raises :class:`ShuffleDPError` with
-    the command's message on invalid input."""
+    the command's message on invalid input, naming the Python argument.
+    dp_accounting's names are accepted beside ours: noise_multiplier for
+    sigma, sampling_probability for rate."""
     req = _params(dict(mechanism=mechanism, n=n, k=k, eps0=eps0, sigma=sigma, rate=rate, steps=steps, delta=delta,
-                       bound=bound, orders=orders, adjacency=adjacency, client_sigma=client_sigma))
+                       bound=bound, orders=orders, adjacency=adjacency, client_sigma=client_sigma,
+                       noise_multiplier=noise_multiplier, sampling_probability=sampling_probability))
     text = _lib.call_raw("account", req)
     d = json.loads(text)
     return AccountResult(epsilon=d["epsilon"], delta=d["delta"], bound=d["bound"], winning_bound=d.get("winning_bound", ""),

@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any, Dict, Optional, Type
 
 from . import _lib
+from .dp_event import DpEvent, check_int, check_real
 
 SUBSAMPLED_SHUFFLE = "subsampled-shuffle"
 SHUFFLE = "shuffle"
@@ -19,6 +20,17 @@ SHUFFLE_GAUSSIAN = "shuffle-gaussian"
 SUBSAMPLED_SHUFFLE_GAUSSIAN = "subsampled-shuffle-gaussian"
 CHECKIN_GAUSSIAN = "checkin-gaussian"
 SAMPLED_GAUSSIAN = "sampled-gaussian"
+
+
+def alias(name: str, value: Any, other: str, other_value: Any) -> Any:
+    """The value of a parameter that has a second name (dp_accounting's
+    noise_multiplier for sigma, sampling_probability for rate): exactly
+    one of the two must be given."""
+    if value is not None and other_value is not None:
+        raise _lib.ShuffleDPError(f"give {name} or {other}, not both")
+    if value is None and other_value is None:
+        raise _lib.ShuffleDPError(f"{name} (or {other}) is required")
+    return value if value is not None else other_value
 
 
 def go_float(x: float) -> str:
@@ -39,20 +51,23 @@ def go_float(x: float) -> str:
     return "-0" if s == "-0" else s
 
 
-class Event:
-    """One application of a mechanism (Go's ``event.Event``). A zero field
-    is "not used by this mechanism" and JSON omits it (n is always
-    written). Use the subclasses; :meth:`from_json` returns one."""
+class Event(DpEvent):
+    """One application of a mechanism (Go's ``event.Event``), a
+    :class:`~shuffledp.dp_event.DpEvent` that composes with dp_accounting's
+    event algebra. A zero field is "not used by this mechanism" and JSON
+    omits it (n is always written). Use the subclasses; :meth:`from_json`
+    returns one. A string, a bool, NaN or an infinity is refused naming the
+    argument; ranges are checked by Go (:meth:`validate`)."""
 
     mechanism: str = ""
 
     def __init__(self, n: int = 0, k: int = 0, eps0: float = 0.0, sigma: float = 0.0, rate: float = 0.0,
                  adjacency: Optional[str] = None) -> None:
-        self.n = int(n)
-        self.k = int(k)
-        self.eps0 = float(eps0)
-        self.sigma = float(sigma)
-        self.rate = float(rate)
+        self.n = check_int("n", n, 0)
+        self.k = check_int("k", k, 0)
+        self.eps0 = check_real("eps0", eps0)
+        self.sigma = check_real("sigma", sigma)
+        self.rate = check_real("rate", rate)
         self.adjacency = adjacency or None
 
     def to_dict(self) -> Dict[str, Any]:
@@ -150,8 +165,9 @@ class ShuffleGaussianEvent(Event):
 
     mechanism = SHUFFLE_GAUSSIAN
 
-    def __init__(self, n: int, sigma: float, adjacency: Optional[str] = "replace-one") -> None:
-        super().__init__(n=n, sigma=sigma, adjacency=adjacency)
+    def __init__(self, n: int, sigma: Optional[float] = None, adjacency: Optional[str] = "replace-one", *,
+                 noise_multiplier: Optional[float] = None) -> None:
+        super().__init__(n=n, sigma=alias("sigma", sigma, "noise_multiplier", noise_multiplier), adjacency=adjacency)
 
 
 class SubsampledShuffleGaussianEvent(Event):
@@ -160,8 +176,10 @@ class SubsampledShuffleGaussianEvent(Event):
 
     mechanism = SUBSAMPLED_SHUFFLE_GAUSSIAN
 
-    def __init__(self, n: int, k: int, sigma: float, adjacency: Optional[str] = "replace-one") -> None:
-        super().__init__(n=n, k=k, sigma=sigma, adjacency=adjacency)
+    def __init__(self, n: int, k: int, sigma: Optional[float] = None, adjacency: Optional[str] = "replace-one", *,
+                 noise_multiplier: Optional[float] = None) -> None:
+        super().__init__(n=n, k=k, sigma=alias("sigma", sigma, "noise_multiplier", noise_multiplier),
+                         adjacency=adjacency)
 
 
 class CheckInGaussianEvent(Event):
@@ -170,8 +188,11 @@ class CheckInGaussianEvent(Event):
 
     mechanism = CHECKIN_GAUSSIAN
 
-    def __init__(self, n: int, rate: float, sigma: float, adjacency: Optional[str] = "replace-one") -> None:
-        super().__init__(n=n, rate=rate, sigma=sigma, adjacency=adjacency)
+    def __init__(self, n: int, rate: Optional[float] = None, sigma: Optional[float] = None,
+                 adjacency: Optional[str] = "replace-one", *, sampling_probability: Optional[float] = None,
+                 noise_multiplier: Optional[float] = None) -> None:
+        super().__init__(n=n, rate=alias("rate", rate, "sampling_probability", sampling_probability),
+                         sigma=alias("sigma", sigma, "noise_multiplier", noise_multiplier), adjacency=adjacency)
 
 
 class SampledGaussianEvent(Event):
@@ -181,8 +202,11 @@ class SampledGaussianEvent(Event):
 
     mechanism = SAMPLED_GAUSSIAN
 
-    def __init__(self, rate: float, sigma: float, n: int = 0, adjacency: Optional[str] = "add-remove") -> None:
-        super().__init__(n=n, rate=rate, sigma=sigma, adjacency=adjacency)
+    def __init__(self, rate: Optional[float] = None, sigma: Optional[float] = None, n: int = 0,
+                 adjacency: Optional[str] = "add-remove", *, sampling_probability: Optional[float] = None,
+                 noise_multiplier: Optional[float] = None) -> None:
+        super().__init__(n=n, rate=alias("rate", rate, "sampling_probability", sampling_probability),
+                         sigma=alias("sigma", sigma, "noise_multiplier", noise_multiplier), adjacency=adjacency)
 
 
 _CLASSES: Dict[str, Type[Event]] = {c.mechanism: c for c in (

@@ -6,6 +6,7 @@ import json
 import pytest
 
 import shuffledp
+from shuffledp import _lib
 from conftest import flags
 
 # A table of settings: every mechanism, named bounds, "all", the
@@ -94,7 +95,7 @@ def test_account_error_equals_cli(cli, kw):
     assert rc != 0 and err.startswith("shuffledp: "), (rc, out, err)
     with pytest.raises(shuffledp.ShuffleDPError) as exc:
         shuffledp.account(**kw)
-    assert str(exc.value) == err[len("shuffledp: "):].rstrip("\n")
+    assert str(exc.value) == _lib.python_names(err[len("shuffledp: "):].rstrip("\n"))
 
 
 CALIBRATE_ERRORS = [
@@ -117,12 +118,12 @@ def test_calibrate_error_equals_cli(cli, solve, target, kw):
     assert rc != 0 and err.startswith("shuffledp: "), (rc, out, err)
     with pytest.raises(shuffledp.ShuffleDPError) as exc:
         shuffledp.calibrate(solve, target, **kw)
-    assert str(exc.value) == err[len("shuffledp: "):].rstrip("\n")
+    assert str(exc.value) == _lib.python_names(err[len("shuffledp: "):].rstrip("\n"))
 
 
 def test_bad_quotient_names_delta():
     # The command's flag parser words this one itself (pflag); the library names the parameter too.
-    with pytest.raises(shuffledp.ShuffleDPError, match=r'^--delta: not a number or a quotient a/b: "1/0"$'):
+    with pytest.raises(shuffledp.ShuffleDPError, match=r'^delta: not a number or a quotient a/b: "1/0"$'):
         shuffledp.account(delta="1/0")
 
 
