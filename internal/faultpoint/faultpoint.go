@@ -8,6 +8,13 @@
 // from outside would. Unset, Hit costs one atomic load. Production code
 // calls Hit only at the boundaries the crash tests name (see the Points
 // constants of the packages that call it).
+//
+// A test that kills from outside at an instant of its choosing watches the
+// process's progress instead of a clock: SHUFFLEDP_FAULTPOINT_TRACE=FD (an
+// inherited file descriptor, e.g. 3 for the first of exec.Cmd.ExtraFiles)
+// makes every Hit write the point's name and a newline to FD before it
+// acts, so the test can wait for the k-th round and kill inside the next,
+// however fast or slow the machine.
 package faultpoint
 
 import (
@@ -22,33 +29,45 @@ import (
 // EnvVar arms a point: NAME@N.
 const EnvVar = "SHUFFLEDP_FAULTPOINT"
 
+// TraceEnvVar names the file descriptor every hit is written to.
+const TraceEnvVar = "SHUFFLEDP_FAULTPOINT_TRACE"
+
 var (
 	once   sync.Once
-	armed  atomic.Bool
+	active atomic.Bool // armed or tracing
 	name   string
 	target int64
 	hits   atomic.Int64
+	traceM sync.Mutex
+	trace  *os.File
 )
 
 func load() {
+	if fd, err := strconv.Atoi(os.Getenv(TraceEnvVar)); err == nil && fd > 2 {
+		trace = os.NewFile(uintptr(fd), "faultpoint-trace")
+	}
 	v := os.Getenv(EnvVar)
 	n, at, ok := strings.Cut(v, "@")
-	if !ok || n == "" {
-		return
+	if k, err := strconv.ParseInt(at, 10, 64); ok && n != "" && err == nil && k >= 1 {
+		name, target = n, k
 	}
-	k, err := strconv.ParseInt(at, 10, 64)
-	if err != nil || k < 1 {
-		return
-	}
-	name, target = n, k
-	armed.Store(true)
+	active.Store(name != "" || trace != nil)
 }
 
-// Hit marks that the process reached point p; if p is the armed point and
-// this is its N-th hit, the process is killed with SIGKILL at once.
+// Hit marks that the process reached point p: it is written to the trace
+// when one is set, and if p is the armed point and this is its N-th hit,
+// the process is killed with SIGKILL at once.
 func Hit(p string) {
 	once.Do(load)
-	if !armed.Load() || p != name {
+	if !active.Load() {
+		return
+	}
+	if trace != nil {
+		traceM.Lock()
+		trace.WriteString(p + "\n") // a reader gone is no reason to stop: errors ignored
+		traceM.Unlock()
+	}
+	if name == "" || p != name {
 		return
 	}
 	if hits.Add(1) == target {

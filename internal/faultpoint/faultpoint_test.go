@@ -2,6 +2,7 @@ package faultpoint
 
 import (
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"syscall"
@@ -38,5 +39,44 @@ func TestHitKills(t *testing.T) {
 func TestUnarmedIsNoop(t *testing.T) {
 	for range 3 {
 		Hit("p") // EnvVar unset in the parent test process
+	}
+}
+
+// TestTraceWritesEveryHit: with a trace descriptor set, every hit of every
+// point reaches the parent, in order, and the armed point still kills.
+func TestTraceWritesEveryHit(t *testing.T) {
+	if os.Getenv("FAULTPOINT_CHILD") == "1" {
+		for range 3 {
+			Hit("a")
+			Hit("b")
+		}
+		os.Exit(0)
+	}
+	for _, tc := range []struct {
+		arm, want string
+		killed    bool
+	}{
+		{"", "a\nb\na\nb\na\nb\n", false},
+		{"b@2", "a\nb\na\nb\n", true},
+	} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTraceWritesEveryHit$")
+		cmd.Env = append(os.Environ(), "FAULTPOINT_CHILD=1", EnvVar+"="+tc.arm, TraceEnvVar+"=3")
+		cmd.ExtraFiles = []*os.File{w}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		got, _ := io.ReadAll(r)
+		r.Close()
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		killed := errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL
+		if string(got) != tc.want || killed != tc.killed || (!killed && err != nil) {
+			t.Errorf("armed %q: trace %q, exit %v; want trace %q, killed %v", tc.arm, got, err, tc.want, tc.killed)
+		}
 	}
 }
