@@ -1,4 +1,4 @@
-"""Build and install the shuffledp Python package.
+"""The build step of the shuffledp Python package (metadata: pyproject.toml).
 
 The package is a thin ctypes layer over the Go accountant: building it runs
 ``go build -buildmode=c-shared`` on ``cmd/libshuffledp`` of the repository
@@ -54,15 +54,28 @@ class BinaryDistribution(Distribution):
         return True
 
 
+try:
+    from wheel.bdist_wheel import bdist_wheel
+except ImportError:  # no wheel package: pip install from source still works
+    bdist_wheel = None
+
+if bdist_wheel is not None:
+    class PlatformWheel(bdist_wheel):
+        """The wheel of a native library called through ctypes: bound to the
+        platform (linux_x86_64, ...) but to no Python version or ABI, so one
+        wheel serves every Python 3 on that platform."""
+
+        def finalize_options(self) -> None:
+            super().finalize_options()
+            self.root_is_pure = False
+
+        def get_tag(self):
+            _, _, plat = super().get_tag()
+            return "py3", "none", plat
+
+# The metadata is in pyproject.toml (PEP 621); setup.py adds only the Go build step and marks the
+# wheel as platform-specific.
 setup(
-    name="shuffledp",
-    version="0.1.0",
-    description="Privacy accounting of the shuffle model (the shuffledp Go accountant, through ctypes)",
-    packages=["shuffledp"],
-    package_dir={"": "."},
-    package_data={"shuffledp": ["py.typed"]},
-    python_requires=">=3.9",
-    cmdclass={"build_py": BuildWithGo},
+    cmdclass={"build_py": BuildWithGo, **({"bdist_wheel": PlatformWheel} if bdist_wheel is not None else {})},
     distclass=BinaryDistribution,
-    zip_safe=False,
 )
