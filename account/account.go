@@ -164,7 +164,11 @@ type Row struct {
 	Routes     []event.RouteResult `json:"routes,omitempty"`
 	AtGridEdge bool                `json:"at_grid_edge,omitempty"`
 	Conversion string              `json:"conversion,omitempty"`
-	Note       string              `json:"note,omitempty"`
+	// Conjecture is true when Epsilon rests on a conjecture (a shuffle
+	// Gaussian bound of event.IsConjecture attains it): not a proven
+	// guarantee. Never set for "best".
+	Conjecture bool   `json:"conjecture,omitempty"`
+	Note       string `json:"note,omitempty"`
 }
 
 // EffectiveKind returns r.Kind, or its value from Lower for a row built

@@ -36,8 +36,11 @@ type Statement struct {
 	Routes []event.RouteResult `json:"routes,omitempty"`
 	// Adjacency is the neighbouring relation the statement is for.
 	Adjacency string `json:"adjacency,omitempty"`
-	// Assumption is non-empty when the statement rests on the worst-case
-	// pair of the shuffle Gaussian mechanism (event.Assumption).
+	// Conjecture is true, and Assumption the unproven claim
+	// (event.Assumption), when the statement rests on a conjecture (the
+	// worst-case pair of the shuffle Gaussian mechanism): asked for by
+	// name or by best-conjecture, never by best.
+	Conjecture bool   `json:"conjecture,omitempty"`
 	Assumption string `json:"assumption,omitempty"`
 	Rounds     int64  `json:"rounds"`
 }
@@ -74,8 +77,8 @@ func EpsilonOf(events []event.Composed, bound string, delta float64, orders []fl
 	}
 	var s Statement
 	switch bound {
-	case accounting.BoundBest:
-		b, err := event.Best(events, delta, orders)
+	case accounting.BoundBest, event.BoundBestConjecture:
+		b, err := event.BestWith(events, bound, delta, orders)
 		if err != nil {
 			return Statement{}, err
 		}
@@ -113,7 +116,7 @@ func EpsilonOf(events []event.Composed, bound string, delta float64, orders []fl
 
 func fromResult(bound string, r event.Result) Statement {
 	s := Statement{Bound: bound, Winner: r.Winner, Epsilon: r.Epsilon, Delta: r.Delta, Order: r.Order, Conversion: r.Conversion,
-		AtGridEdge: r.AtGridEdge, Kind: accounting.KindUpper, Adjacency: r.Adjacency, Assumption: r.Assumption, Rounds: r.Rounds}
+		AtGridEdge: r.AtGridEdge, Kind: accounting.KindUpper, Adjacency: r.Adjacency, Conjecture: r.Conjecture, Assumption: r.Assumption, Rounds: r.Rounds}
 	if r.Lower {
 		s.Kind = accounting.KindRDPLower
 	}

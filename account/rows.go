@@ -141,15 +141,16 @@ func eventRow(req Request, e event.Event, bound string) (Row, error) {
 		best event.BestResult
 		err  error
 	)
-	if bound == accounting.BoundBest || bound == BoundBestNoPLD {
-		// Every valid upper route, not only RDP (event.Best).
+	if event.IsBest(bound) || bound == BoundBestNoPLD {
+		// Every valid upper route, not only RDP (event.BestWith: "best",
+		// or the opt-in best-conjecture).
 		if bound == BoundBestNoPLD {
 			var r event.Result
 			if r, err = event.Account(events, accounting.BoundBest, req.Delta, orders); err == nil {
 				best = event.BestOf(events, r, req.Delta, event.RouteApproxDP)
 			}
 		} else {
-			best, err = event.Best(events, req.Delta, orders)
+			best, err = event.BestWith(events, bound, req.Delta, orders)
 		}
 		res = best.Result
 	} else {
@@ -163,7 +164,8 @@ func eventRow(req Request, e event.Event, bound string) (Row, error) {
 		return Row{}, err
 	}
 	row := Row{Bound: bound, Winner: res.Winner, Epsilon: res.Epsilon, Delta: res.Delta, Order: res.Order,
-		Lower: res.Lower, AtGridEdge: res.AtGridEdge, Conversion: res.Conversion, Routes: best.Routes}
+		Lower: res.Lower, AtGridEdge: res.AtGridEdge, Conversion: res.Conversion, Routes: best.Routes,
+		Conjecture: res.Conjecture}
 	switch {
 	case res.Rounds == 0:
 		row.Note = "no rounds: nothing spent"
@@ -171,8 +173,8 @@ func eventRow(req Request, e event.Event, bound string) (Row, error) {
 		row.Note = "(" + best.Route + " route)"
 	case res.Lower:
 		row.Note = accounting.RDPLowerNote
-	case res.Assumption != "":
-		row.Note = "(assumes " + res.Assumption + ")"
+	case res.Conjecture:
+		row.Note = "(" + res.Assumption + ")"
 	}
 	return row, nil
 }

@@ -45,6 +45,9 @@ type RouteResult struct {
 	Order      float64 `json:"order,omitempty"`
 	Conversion string  `json:"conversion,omitempty"`
 	AtGridEdge bool    `json:"at_grid_edge,omitempty"`
+	// Conjecture is true when the route's value rests on a conjecture (the
+	// RDP route of best-conjecture won by a conjecture bound).
+	Conjecture bool `json:"conjecture,omitempty"`
 }
 
 // BestResult is the statement of Best: Result is the winning route's (its
@@ -58,8 +61,10 @@ type BestResult struct {
 	Skipped []string      `json:"skipped,omitempty"`
 }
 
-// Best returns the smallest epsilon at delta over every valid upper-bound
-// route for the composed events, naming the winner: the RDP route (Account
+// Best returns the smallest epsilon at delta over every upper-bound route
+// for the composed events, naming the winner (a shuffle Gaussian result
+// won by a conjectured bound is labelled Result.Conjecture; BestWith with
+// BoundBestConjecture names that opt-in explicitly): the RDP route (Account
 // with "best") for every mechanism; for eps0-LDP shuffle events (shuffle,
 // subsampled-shuffle) whose rounds are all the same event, the
 // approximate-DP route (RouteApproxDP); and when every event has a
@@ -82,7 +87,22 @@ type BestResult struct {
 // evaluation (milliseconds to about a second: the FMT20 numerical bound at
 // the delta splits KOV15 tries) and one PLD composition (0.05 to 2 s).
 func Best(events []Composed, delta float64, orders []float64) (BestResult, error) {
-	r, err := Account(events, accounting.BoundBest, delta, orders)
+	return BestWith(events, accounting.BoundBest, delta, orders)
+}
+
+// BestWith is Best for a named minimum: "" or "best" (every PROVEN route:
+// Best), or BoundBestConjecture, the opt-in minimum whose RDP route also
+// admits the conjectured shuffle Gaussian bounds (the other routes are
+// proven). The result is labelled (Result.Conjecture, RouteResult.Conjecture)
+// when a conjecture attains it. Any other bound is an error.
+func BestWith(events []Composed, bound string, delta float64, orders []float64) (BestResult, error) {
+	if bound == "" {
+		bound = accounting.BoundBest
+	}
+	if !IsBest(bound) {
+		return BestResult{}, fmt.Errorf("--bound %q is not a minimum over routes: use %s or %s", bound, accounting.BoundBest, BoundBestConjecture)
+	}
+	r, err := Account(events, bound, delta, orders)
 	if err != nil {
 		return BestResult{}, err
 	}
@@ -98,7 +118,7 @@ func Best(events []Composed, delta float64, orders []float64) (BestResult, error
 func BestOf(events []Composed, r Result, delta float64, routes ...string) BestResult {
 	use := func(route string) bool { return len(routes) == 0 || slices.Contains(routes, route) }
 	rdp := RouteResult{Route: RouteRDP, Bound: r.Winner, Epsilon: r.Epsilon, Order: r.Order,
-		Conversion: r.Conversion, AtGridEdge: r.AtGridEdge}
+		Conversion: r.Conversion, AtGridEdge: r.AtGridEdge, Conjecture: r.Conjecture}
 	if rdp.Bound == "" {
 		rdp.Bound = accounting.BoundBest
 	}
@@ -129,6 +149,10 @@ func BestOf(events []Composed, r Result, delta float64, routes ...string) BestRe
 			out.Winner = rt.Bound
 			out.Guarantee = accounting.Guarantee{Epsilon: rt.Epsilon, Delta: delta, Order: rt.Order,
 				Conversion: rt.Conversion, AtGridEdge: rt.AtGridEdge}
+			out.Conjecture, out.Assumption = rt.Conjecture, ""
+			if rt.Conjecture {
+				out.Assumption = Assumption
+			}
 		}
 	}
 	return out

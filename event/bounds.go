@@ -20,6 +20,9 @@ type Bound struct {
 	// (epsilon, delta) they are not lower bounds on the mechanism's epsilon
 	// either (accounting.KindRDPLower).
 	Lower bool
+	// Conjecture is true for a bound resting on an unproven claim
+	// (IsConjecture), labelled wherever printed.
+	Conjecture bool
 }
 
 // Bounds returns the bounds applicable to e.Mechanism, "best" last; nil for
@@ -85,6 +88,9 @@ func (e Event) Curve(bound string) (accounting.RDP, error) {
 	}
 	if IsGaussian(e.Mechanism) {
 		return gaussianCurve(e.unitSensitivity(), bound)
+	}
+	if bound == BoundBestConjecture {
+		bound = accounting.BoundBest // no conjecture applies to e's mechanism
 	}
 	if e.Mechanism == SampledGaussian {
 		return sampledGaussianCurve(e, bound)

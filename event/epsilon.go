@@ -22,9 +22,13 @@ type Result struct {
 	// mechanism's epsilon either (the conversion over-estimates; see
 	// accounting.KindRDPLower).
 	Lower bool
-	// Assumption is non-empty (the constant Assumption) when the statement
-	// rests on Thm 1's worst-case pair: a Gaussian event bounded by
-	// anything but gaussian-cor1 (or "best" won by it).
+	// Conjecture is true when the statement rests on a conjecture: a
+	// Gaussian event whose bound (or, for best-conjecture, the component
+	// winning at the chosen order) is a conjecture bound (IsConjecture).
+	// Such an epsilon is not a proven guarantee. "best" never sets it.
+	Conjecture bool
+	// Assumption is the constant Assumption when Conjecture is true: the
+	// unproven claim, for notes.
 	Assumption string
 	// Rounds is the total count of the composed events; Guarantee is zero
 	// (epsilon 0 at delta) when it is 0.
@@ -60,8 +64,8 @@ func Epsilon(events []Composed, bound string, delta float64, orders []float64) (
 }
 
 // Account is Epsilon with the winner of "best", whether the bound is a
-// lower bound (then Epsilon is not a guarantee), and the assumption the
-// statement rests on.
+// lower bound (then Epsilon is not a guarantee), and whether the statement
+// rests on a conjecture (Result.Conjecture).
 func Account(events []Composed, bound string, delta float64, orders []float64) (Result, error) {
 	if !(delta > 0 && delta < 1) {
 		return Result{}, fmt.Errorf("--delta must be in (0,1), got %g", delta)
@@ -174,8 +178,8 @@ func AccountCurves(events []Composed, curves []accounting.RDP, bound string, del
 				winners = append(winners, w)
 			}
 		}
-		if IsGaussian(events[i].Event.Mechanism) && w != BoundGaussianCor1 {
-			res.Assumption = Assumption
+		if IsGaussian(events[i].Event.Mechanism) && IsConjecture(w) {
+			res.Conjecture, res.Assumption = true, Assumption
 		}
 	}
 	res.Winner = strings.Join(winners, ",")

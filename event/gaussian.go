@@ -23,12 +23,39 @@ const (
 	BoundICLR23Eq13   = "iclr23-eq13"   // check-in Thm 3, eq. (13)
 )
 
+// BoundBestConjecture is the opt-in "best over proven AND conjectured
+// bounds": for the shuffle Gaussian mechanisms the minimum over every
+// route, the conjectured RDP bounds (Thm 1, Thm 2, eq. (11), eq. (13))
+// included; for every other mechanism the same as "best". Pass it wherever
+// "best" is passed (Curve, Account, BestWith, a ledger's bound) to opt in;
+// a statement it attains by a conjecture is labelled (Result.Conjecture).
+// "best" itself is to become the minimum over PROVEN routes only.
+const BoundBestConjecture = "best-conjecture"
+
+// IsConjecture reports whether the named bound rests on a conjecture (the
+// ICLR'23 Thm 1 worst-case pair): iclr23-thm1, iclr23-thm2, iclr23-eq11,
+// iclr23-eq13 and best-conjecture.
+func IsConjecture(bound string) bool {
+	switch bound {
+	case BoundICLR23Thm1, BoundICLR23Thm2, BoundICLR23Eq11, BoundICLR23Eq13, BoundBestConjecture:
+		return true
+	}
+	return false
+}
+
+// IsBest reports whether bound asks for a minimum over routes: "" or
+// "best", or BoundBestConjecture (the opt-in minimum over proven and
+// conjectured bounds).
+func IsBest(bound string) bool {
+	return bound == "" || bound == accounting.BoundBest || bound == BoundBestConjecture
+}
+
 // Assumption states the unproven claim the Gaussian bounds other than
 // gaussian-cor1 rest on: Thm 1 of the ICLR'23 submission is the Rényi
 // divergence D_lambda(M(D')||M(D)) for the single pair D=(0,...,0),
 // D'=(1,0,...,0), which the paper asserts, without a proof we could check,
 // to be the worst case over adjacent datasets.
-const Assumption = "Thm 1's worst-case pair"
+const Assumption = "conjecture (replace-one, numerically checked): ICLR'23 Thm 1's worst-case pair"
 
 // Order grids of the Gaussian mechanisms.
 const (
@@ -42,10 +69,11 @@ const (
 )
 
 var gaussianDescriptions = map[string]string{
-	BoundICLR23Thm1:      "Thm 1, eq. (4), exact at every integer order (shuffle-gaussian)",
-	BoundICLR23Thm2:      "Thm 2, eq. (10) (subsampled-shuffle-gaussian)",
-	BoundICLR23Eq11:      "eq. (11) as a binomial mixture, a rigorous upper bound on it (checkin-gaussian)",
-	BoundICLR23Eq13:      "Thm 3, eq. (13), the Chernoff relaxation of eq. (11)",
+	BoundICLR23Thm1:      "CONJECTURE (Thm 1's worst-case pair): Thm 1, eq. (4) (shuffle-gaussian)",
+	BoundICLR23Thm2:      "CONJECTURE (Thm 1's worst-case pair): Thm 2, eq. (10) (subsampled-shuffle-gaussian)",
+	BoundICLR23Eq11:      "CONJECTURE (Thm 1's worst-case pair): eq. (11) as a binomial mixture (checkin-gaussian)",
+	BoundICLR23Eq13:      "CONJECTURE (Thm 1's worst-case pair): Thm 3, eq. (13), the Chernoff relaxation of eq. (11)",
+	BoundBestConjecture:  "CONJECTURE (opt-in): the minimum over the proven and the conjectured bounds",
 	BoundGaussianCor1:    "Cor. 1: lambda/(2 sigma^2), the Gaussian mechanism without shuffling or sampling; no assumption",
 	accounting.BoundBest: "at every order the smaller of the mechanism's bound and gaussian-cor1",
 }
@@ -56,15 +84,15 @@ func gaussianBounds(mech string) []Bound {
 	var names []string
 	switch mech {
 	case ShuffleGaussian:
-		names = []string{BoundICLR23Thm1, BoundGaussianCor1, accounting.BoundBest}
+		names = []string{BoundICLR23Thm1, BoundGaussianCor1, BoundBestConjecture, accounting.BoundBest}
 	case SubsampledShuffleGaussian:
-		names = []string{BoundICLR23Thm2, BoundGaussianCor1, accounting.BoundBest}
+		names = []string{BoundICLR23Thm2, BoundGaussianCor1, BoundBestConjecture, accounting.BoundBest}
 	default:
-		names = []string{BoundICLR23Eq11, BoundICLR23Eq13, BoundGaussianCor1, accounting.BoundBest}
+		names = []string{BoundICLR23Eq11, BoundICLR23Eq13, BoundGaussianCor1, BoundBestConjecture, accounting.BoundBest}
 	}
 	out := make([]Bound, len(names))
 	for i, n := range names {
-		out[i] = Bound{Name: n, Description: gaussianDescriptions[n]}
+		out[i] = Bound{Name: n, Description: gaussianDescriptions[n], Conjecture: IsConjecture(n)}
 	}
 	return out
 }
@@ -133,7 +161,7 @@ func (c namedCurve) RDP(order float64) (float64, error) { return c.curve.RDP(ord
 // (data-independent) sampling is at most the largest conditional one (joint
 // quasi-convexity).
 func newGaussianCurve(e Event, bound string) (accounting.RDP, error) {
-	if bound == accounting.BoundBest {
+	if bound == accounting.BoundBest || bound == BoundBestConjecture {
 		primaryName := gaussianBounds(e.Mechanism)[0].Name
 		primary, err := newGaussianCurve(e, primaryName)
 		if err != nil {
@@ -162,7 +190,7 @@ func newGaussianCurve(e Event, bound string) (accounting.RDP, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	return namedCurve{curve: c, name: bound}, nil
 }
 
 // gaussianRDP is Corollary 1 of the ICLR'23 submission: the RDP of the

@@ -121,7 +121,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "bound\t%s\n", bound)
 	if s.Assumption != "" {
-		fmt.Fprintf(tw, "note\tassumes %s (see account --help)\n", s.Assumption)
+		fmt.Fprintf(tw, "note\t%s (see account --help)\n", s.Assumption)
 	}
 	for i, c := range s.Events {
 		label := ""

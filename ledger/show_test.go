@@ -26,7 +26,7 @@ func TestSummaryWriteText(t *testing.T) {
 rounds   2 (rounds 1..2, 40 reports)
 epsilon  0.512346 at delta 1e-05 for replace-one adjacency (RDP order 12, cks20 conversion)
 bound    best (attained by clones-rdp)
-note     assumes a pair (see account --help)
+note     a pair (see account --help)
 events   2 x --mechanism subsampled-shuffle --n 200 --k 20 --eps0 1.5
 
 round  event                                                     reports  digest                                                            time

@@ -317,7 +317,7 @@ func TestCalibrateNoteComplete(t *testing.T) {
 			"note: search ceiling eps0 = 64 reached: a larger eps0 may meet the target too\n"},
 		{[]string{"--mechanism", "checkin-gaussian", "--bound", "iclr23-eq11", "--n", "100", "--sigma", "50", "--steps", "1",
 			"--delta", "1e-5", "--orders", "2:32", "--epsilon", "100", "--solve", "rate"},
-			"note: rate = 1 (every client checks in) meets the target; (assumes Thm 1's worst-case pair)\n"},
+			"note: rate = 1 (every client checks in) meets the target; (conjecture (replace-one, numerically checked): ICLR'23 Thm 1's worst-case pair)\n"},
 	} {
 		out, err := runCalibrate(t, c.args...)
 		if err != nil {
