@@ -166,7 +166,7 @@ func TestAccountGaussianAll(t *testing.T) {
 	for _, r := range v.All {
 		got[r.Bound] = r.Epsilon
 	}
-	if len(got) != 4 || !(got[event.BoundICLR23Eq11] <= got[event.BoundICLR23Eq13]) || !(got[event.BoundICLR23Eq11] < got[event.BoundGaussianCor1]) || got["best"] != got[event.BoundICLR23Eq11] || !(got["best"] > 0) {
+	if len(got) != 5 || !(got[event.BoundICLR23Eq11] <= got[event.BoundICLR23Eq13]) || !(got[event.BoundICLR23Eq11] < got[event.BoundGaussianCor1]) || got["best"] != got[event.BoundICLR23Eq11] || !(got["best"] > 0) {
 		t.Errorf("checkin-gaussian rows: %v", got)
 	}
 
