@@ -139,9 +139,22 @@ type Row struct {
 	Epsilon float64 `json:"epsilon"`
 	Delta   float64 `json:"delta"`
 	Order   float64 `json:"order,omitempty"` // 0 for bounds not derived from RDP
-	// Lower is kept for existing readers: true for an RDP lower bound
-	// (Kind "rdp-lower"), which is not a lower bound on epsilon.
+	// Lower is kept for existing readers: true when Epsilon is not a
+	// guarantee, that is for the lower kinds: an RDP lower bound (Kind
+	// "rdp-lower", which is not a lower bound on epsilon either) and the
+	// certified lower end (Kind "certified-lower"). Read Kind, Upper and
+	// LowerEnd instead.
 	Lower bool `json:"lower_bound"`
+	// Upper is the row's upper bound on epsilon (a guarantee): Epsilon
+	// for kind "upper", the interval's upper end for the certified row;
+	// null for an RDP lower bound, which guarantees nothing, and for an
+	// infinite upper end, UpperNote saying why (JSON has no infinity).
+	Upper     *float64 `json:"upper"`
+	UpperNote string   `json:"upper_note,omitempty"`
+	// LowerEnd is the row's lower bound on epsilon: the certified lower
+	// end (the exact epsilon of Witness); null for every other row (an
+	// RDP lower bound is not a lower bound on epsilon).
+	LowerEnd *float64 `json:"lower"`
 	// Kind is "upper" (a guarantee), "rdp-lower" (a lower bound on the RDP
 	// curve, converted: neither a guarantee nor a lower bound on epsilon)
 	// or "certified-lower" (the exact epsilon of a concrete mechanism: a
@@ -155,8 +168,11 @@ type Row struct {
 	// Interval, Ratio, UpperBound and Witness are set for the certified
 	// bound: [certified lower, best upper], upper/lower, the bound attaining
 	// the upper end and the mechanism whose exact epsilon is the lower end.
+	// Ratio is null when the lower end is 0 (RatioNote says so); Witness
+	// is empty then (no witness has a positive epsilon).
 	Interval   []float64 `json:"interval,omitempty"`
-	Ratio      float64   `json:"ratio,omitempty"`
+	Ratio      *float64  `json:"ratio,omitempty"`
+	RatioNote  string    `json:"ratio_note,omitempty"`
 	UpperBound string    `json:"upper_bound,omitempty"`
 	Witness    string    `json:"witness,omitempty"`
 	// Routes lists, for "best", every route it compared (the winner
@@ -185,12 +201,52 @@ func (r Row) EffectiveKind() string {
 }
 
 // CheckRow refuses a row that is not a valid statement: an epsilon that
-// is NaN, infinite or negative.
+// is NaN, infinite or negative, or an interval that is not one.
 func CheckRow(r Row) error {
 	if math.IsNaN(r.Epsilon) || math.IsInf(r.Epsilon, 0) || r.Epsilon < 0 {
 		return fmt.Errorf("%s: internal error: epsilon %g is not a finite non-negative number", r.Bound, r.Epsilon)
 	}
+	if len(r.Interval) == 2 && !(r.Interval[0] >= 0 && r.Interval[0] <= r.Interval[1]) {
+		return fmt.Errorf("%s: internal error: interval %v is not an interval of epsilons", r.Bound, r.Interval)
+	}
 	return nil
+}
+
+// Ends sets what r states in explicit fields for a reader of the JSON:
+// Kind (EffectiveKind), Lower (true for the lower kinds), Upper and
+// LowerEnd (each null where the row states no such bound, an infinite
+// upper end null with UpperNote), and a null Ratio with RatioNote where
+// the lower end is 0. Evaluate calls it on every row.
+func (r *Row) Ends() {
+	r.Kind = r.EffectiveKind()
+	r.Lower = r.Kind != accounting.KindUpper
+	r.Upper, r.LowerEnd, r.UpperNote = nil, nil, ""
+	finite := func(x float64) *float64 {
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil
+		}
+		return &x
+	}
+	switch r.Kind {
+	case accounting.KindUpper:
+		r.Upper = finite(r.Epsilon)
+	case accounting.KindCertifiedLower:
+		r.LowerEnd = finite(r.Epsilon)
+		if len(r.Interval) == 2 {
+			if r.Upper = finite(r.Interval[1]); r.Upper == nil {
+				r.UpperNote = "no finite upper bound applies"
+			}
+		}
+	}
+	if r.Kind == accounting.KindUpper && r.Upper == nil {
+		r.UpperNote = "no finite upper bound applies"
+	}
+	if r.Ratio != nil && r.Interval != nil && r.Interval[0] == 0 {
+		r.Ratio = nil
+	}
+	if len(r.Interval) == 2 && r.Ratio == nil {
+		r.RatioNote = "no ratio: the certified lower end is 0"
+	}
 }
 
 // Answer is Evaluate's result: the request, its rows (one, or with
@@ -215,7 +271,7 @@ func Evaluate(req Request) (Answer, error) {
 		return Answer{}, err
 	}
 	for i := range rows {
-		rows[i].Kind = rows[i].EffectiveKind()
+		rows[i].Ends()
 		if err := CheckRow(rows[i]); err != nil {
 			return Answer{}, err
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/approxdp"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/directed"
 )
 
 // Approximate-DP baselines of `shuffledp account` (package approxdp):
@@ -75,10 +76,10 @@ func accountFMT20KOV15(req Request) (Row, error) {
 	case req.Steps == 1 && k == req.N:
 		row.Note = "approx-DP: one shuffle, FMT20"
 	case c.ShuffleDelta == 0:
-		row.Note = fmt.Sprintf("approx-DP: shuffle (eps0=%.4g, 0) per round, KOV15 slack %.3g", c.ShuffleEpsilon, c.DeltaTilde)
+		row.Note = fmt.Sprintf("approx-DP: shuffle (eps0=%s, 0) per round, KOV15 slack %.3g", directed.Upper(c.ShuffleEpsilon, 4), c.DeltaTilde)
 	default:
-		row.Note = fmt.Sprintf("approx-DP: shuffle (%.4g, %.3g), round (%.4g, %.3g), KOV15 slack %.3g",
-			c.ShuffleEpsilon, c.ShuffleDelta, c.StepEpsilon, c.StepDelta, c.DeltaTilde)
+		row.Note = fmt.Sprintf("approx-DP: shuffle (%s, %s), round (%s, %s), KOV15 slack %.3g",
+			directed.Upper(c.ShuffleEpsilon, 4), directed.Upper(c.ShuffleDelta, 3), directed.Upper(c.StepEpsilon, 4), directed.Upper(c.StepDelta, 3), c.DeltaTilde)
 	}
 	return row, nil
 }
@@ -112,7 +113,7 @@ func accountFMT20Single(method approxdp.ShuffleMethod) func(req Request) (Row, e
 				return Row{}, fmt.Errorf("%s: %w", name, err)
 			}
 			row.Epsilon = iv.Upper
-			row.Note = fmt.Sprintf("approx-DP, FMT20 clones; the analysis cannot certify below %.6g", iv.Lower)
+			row.Note = fmt.Sprintf("approx-DP, FMT20 clones; the analysis cannot certify below %s", directed.Lower(iv.Lower, directed.Digits))
 		}
 		return row, nil
 	}

@@ -141,6 +141,7 @@ func evalOne(r Request) (Row, error) {
 		return Row{}, fmt.Errorf("internal error: %d rows for --bound %s", len(rows), r.Bound)
 	}
 	row := rows[0]
+	row.Ends()
 	if err := CheckRow(row); err != nil {
 		return Row{}, err
 	}

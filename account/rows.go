@@ -3,11 +3,13 @@ package account
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/directed"
 )
 
 // BoundNames lists every Request.Bound value (the --bound flag) for the event's mechanism:
@@ -192,7 +194,7 @@ func pldRow(req Request, e event.Event) (Row, error) {
 	case r.Rounds == 0:
 		row.Note = "no rounds: nothing spent"
 	default:
-		row.Note = fmt.Sprintf("PLD of the dominating pair; optimistic %.6g (discretisation)", r.Lower)
+		row.Note = fmt.Sprintf("PLD of the dominating pair; optimistic %s (discretisation)", directed.Lower(r.Lower, directed.Digits))
 	}
 	return row, nil
 }
@@ -216,10 +218,17 @@ func certifiedRow(req Request, e event.Event) (Row, error) {
 		row.Note = "no rounds: nothing spent"
 		return row, nil
 	}
-	row.Ratio = c.Ratio
 	row.Witness = c.Witness
-	row.Note = fmt.Sprintf("[%.6g, %.6g] ratio %.3g: the worst case lies between (upper: best, %s; lower: exact epsilon of %s)",
-		c.Lower, c.Upper, c.Ratio, c.UpperBound, c.Witness)
+	iv := fmt.Sprintf("[%s, %s]", directed.Lower(c.Lower, directed.Digits), directed.Upper(c.Upper, directed.Digits))
+	if c.Lower == 0 || math.IsInf(c.Ratio, 0) || math.IsNaN(c.Ratio) {
+		row.Note = fmt.Sprintf("%s no ratio: the worst case lies between (upper: best, %s; lower: 0, no witness with a positive epsilon at this delta)",
+			iv, c.UpperBound)
+		return row, nil
+	}
+	ratio := c.Ratio
+	row.Ratio = &ratio
+	row.Note = fmt.Sprintf("%s ratio %s: the worst case lies between (upper: best, %s; lower: exact epsilon of %s)",
+		iv, directed.Upper(c.Ratio, 3), c.UpperBound, c.Witness)
 	return row, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/calibrate"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/directed"
 )
 
 // FlagUsage implements cliflag.Usager: --mechanism's usage lists
@@ -148,7 +149,7 @@ func (a Answer) WriteText(w io.Writer) error {
 		if r.Winner != "" {
 			note = strings.TrimSpace("won by " + r.Winner + " " + note)
 		}
-		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%s\t%s\n", r.Bound, r.Epsilon, order, r.Kind, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Bound, directed.Kind(r.Epsilon, r.EffectiveKind(), directed.Digits), order, r.Kind, note)
 	}
 	return tw.Flush()
 }
@@ -177,7 +178,7 @@ func (c Calibration) WriteText(w io.Writer) error {
 	if c.Solve == string(calibrate.Steps) || c.Solve == string(calibrate.K) {
 		val = strconv.FormatFloat(c.Value, 'f', 0, 64)
 	}
-	fmt.Fprintf(w, "%s = %s: epsilon %.10g <= target %g at delta %g (mechanism %s", c.Solve, val, c.Epsilon, c.TargetEpsilon, c.Delta, c.Mechanism)
+	fmt.Fprintf(w, "%s = %s: epsilon %s <= target %g at delta %g (mechanism %s", c.Solve, val, directed.Upper(c.Epsilon, 10), c.TargetEpsilon, c.Delta, c.Mechanism)
 	if c.N != 0 { // sampled-gaussian without --n
 		fmt.Fprintf(w, ", n=%d", c.N)
 	}
@@ -205,7 +206,7 @@ func (c Calibration) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "without the PLD route (best-no-pld): %s = %s\n", c.Solve, strconv.FormatFloat(*c.NoPLDValue, 'g', -1, 64))
 	}
 	if c.NextEpsilon != nil {
-		fmt.Fprintf(w, "%s = %d would spend epsilon %.10g\n", c.Solve, int64(c.Value)+1, *c.NextEpsilon)
+		fmt.Fprintf(w, "%s = %d would spend epsilon %s\n", c.Solve, int64(c.Value)+1, directed.Upper(*c.NextEpsilon, 10))
 	}
 	if c.Note != "" {
 		fmt.Fprintf(w, "note: %s\n", c.Note)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/shuffledp/shuffledp/internal/directed"
 )
 
 // Row is one bound's statement, as the page shows it: the fields of a row
@@ -19,7 +21,8 @@ type Row struct {
 	Order         float64   `json:"order,omitempty"`
 	Kind          string    `json:"kind"`
 	Interval      []float64 `json:"interval,omitempty"`
-	Ratio         float64   `json:"ratio,omitempty"`
+	Ratio         *float64  `json:"ratio,omitempty"` // null when the lower end is 0
+	RatioNote     string    `json:"ratio_note,omitempty"`
 	UpperBound    string    `json:"upper_bound,omitempty"`
 	Witness       string    `json:"witness,omitempty"`
 	PLDOptimistic float64   `json:"pld_optimistic,omitempty"`
@@ -41,13 +44,16 @@ type accountOutput struct {
 // epsilon of a concrete mechanism (a true lower bound on the worst case),
 // Upper best's guarantee.
 type Interval struct {
-	Lower      float64 `json:"lower"`
-	Upper      float64 `json:"upper"`
-	LowerText  string  `json:"lower_text"` // rounded down
-	UpperText  string  `json:"upper_text"` // rounded up
-	Ratio      float64 `json:"ratio"`
-	UpperBound string  `json:"upper_bound"`
-	Witness    string  `json:"witness"`
+	Lower     float64 `json:"lower"`
+	Upper     float64 `json:"upper"`
+	LowerText string  `json:"lower_text"` // rounded down
+	UpperText string  `json:"upper_text"` // rounded up
+	// Ratio is Upper/Lower, nil when Lower is 0; RatioText prints it
+	// rounded up to three digits, or says why there is none.
+	Ratio      *float64 `json:"ratio"`
+	RatioText  string   `json:"ratio_text"`
+	UpperBound string   `json:"upper_bound"`
+	Witness    string   `json:"witness"`
 }
 
 // Result is the calculator's answer for one page state.
@@ -109,7 +115,13 @@ func Compute(q Query) (Result, error) {
 		if len(r.Interval) == 2 {
 			res.Interval = &Interval{Lower: r.Interval[0], Upper: r.Interval[1],
 				LowerText: FormatLower(r.Interval[0]), UpperText: FormatUpper(r.Interval[1]),
-				Ratio: r.Ratio, UpperBound: r.UpperBound, Witness: r.Witness}
+				Ratio: r.Ratio, RatioText: "none: the lower end is 0", UpperBound: r.UpperBound, Witness: r.Witness}
+			if r.Ratio != nil {
+				res.Interval.RatioText = directed.Upper(*r.Ratio, 3)
+			}
+			if r.Witness == "" {
+				res.Interval.Witness = "no witness (none has a positive epsilon at this delta)"
+			}
 		}
 	}
 	if res.Best.Bound == "" {

@@ -185,3 +185,22 @@ func TestSchemaCoversEveryMechanism(t *testing.T) {
 		t.Errorf("default mechanism %q is not in the menu", s.Default)
 	}
 }
+
+// TestComputeLowerZero: where the certified lower end is 0 (n = 3, k = 1,
+// delta = 0.1) the accountant's JSON carries a null ratio (it used to fail
+// with +Inf), and the page says there is no ratio and no witness instead
+// of printing 0.00 and an empty name.
+func TestComputeLowerZero(t *testing.T) {
+	q, err := ParseQuery("mechanism=subsampled-shuffle&n=3&k=1&eps0=0.5&steps=1&delta=0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compute(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iv := res.Interval
+	if iv == nil || iv.Lower != 0 || iv.Ratio != nil || !strings.Contains(iv.RatioText, "lower end is 0") || !strings.Contains(iv.Witness, "no witness") {
+		t.Errorf("interval %+v", iv)
+	}
+}

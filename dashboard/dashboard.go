@@ -66,6 +66,8 @@ type Round struct {
 	// Epsilon is the ledger's epsilon after this round's debit (shuffler;
 	// nil on the server, whose epsilon comes with its evaluations).
 	Epsilon *float64 `json:"epsilon,omitempty"`
+	// EpsilonText is Epsilon printed rounded up (internal/directed).
+	EpsilonText string `json:"epsilon_text,omitempty"`
 	// Dummies and Connected are the shuffler's own figures: dummy reports
 	// in the batch and clients registered at the release. Never set on a
 	// server's page.
@@ -79,6 +81,7 @@ type Eval struct {
 	Accuracy     *float64 `json:"accuracy"`
 	AccuracyEMA  *float64 `json:"accuracy_ema,omitempty"`
 	Epsilon      *float64 `json:"epsilon"`
+	EpsilonText  string   `json:"epsilon_text,omitempty"` // rounded up
 	LedgerRounds *int64   `json:"ledger_rounds,omitempty"`
 }
 
@@ -102,9 +105,12 @@ type State struct {
 	Released int `json:"released"`
 	// Epsilon is the ledger's last epsilon at Delta (nil before any);
 	// TargetEpsilon the run's target (0: none).
-	Epsilon       *float64 `json:"epsilon"`
-	Delta         float64  `json:"delta"`
-	TargetEpsilon float64  `json:"target_epsilon"`
+	Epsilon *float64 `json:"epsilon"`
+	// EpsilonText is Epsilon printed as every epsilon is (rounded up,
+	// internal/directed; "" when nil): the page shows it, not Epsilon.
+	EpsilonText   string  `json:"epsilon_text,omitempty"`
+	Delta         float64 `json:"delta"`
+	TargetEpsilon float64 `json:"target_epsilon"`
 	// LedgerRounds are the rounds that epsilon accounts for.
 	LedgerRounds int64 `json:"ledger_rounds"`
 	// EvalSet is "validation" when the accuracies are of a held-out split.

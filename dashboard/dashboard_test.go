@@ -299,3 +299,19 @@ func TestStreamLimit(t *testing.T) {
 		t.Errorf("stream %d: %s, want 503", MaxStreams+1, resp.Status)
 	}
 }
+
+// TestEpsilonTextRoundsUp: the page shows the ledger's epsilon as every
+// table prints it, rounded up at six digits (toPrecision(6) printed
+// 0.208173 for 0.2081731, below the guarantee).
+func TestEpsilonTextRoundsUp(t *testing.T) {
+	b := NewShuffler(Config{Delta: 1e-5})
+	b.Released(10, 0, 60, time.Second, 0.2081731, 1)
+	if st := b.State(); st.EpsilonText != "0.208174" || st.Rounds[0].EpsilonText != "0.208174" {
+		t.Errorf("shuffler: %q, round %q, want 0.208174", st.EpsilonText, st.Rounds[0].EpsilonText)
+	}
+	s := NewServer(Config{Delta: 1e-5})
+	s.Evaluated(metrics.Record{Round: 1, Epsilon: fp(0.2081731), Delta: 1e-5})
+	if st := s.State(); st.EpsilonText != "0.208174" || st.Evals[0].EpsilonText != "0.208174" {
+		t.Errorf("server: %q, eval %q, want 0.208174", st.EpsilonText, st.Evals[0].EpsilonText)
+	}
+}

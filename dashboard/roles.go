@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/shuffledp/shuffledp/internal/directed"
 	"github.com/shuffledp/shuffledp/metrics"
 )
 
@@ -44,11 +45,12 @@ func (s *ServerBoard) Evaluated(rec metrics.Record) {
 	s.b.update(func(st *State) {
 		e := Eval{Round: rec.Round, Accuracy: finitePtr(rec.TestAccuracy), AccuracyEMA: finitePtr(rec.TestAccuracyEMA),
 			Epsilon: finitePtr(rec.Epsilon), LedgerRounds: rec.LedgerRounds}
+		e.EpsilonText = epsilonText(e.Epsilon)
 		st.Evals = thin(append(st.Evals, e))
 		if rec.Round > st.Released {
 			st.Released = rec.Round
 		}
-		st.Epsilon, st.Delta, st.EvalSet = e.Epsilon, rec.Delta, rec.EvalSet
+		st.Epsilon, st.EpsilonText, st.Delta, st.EvalSet = e.Epsilon, e.EpsilonText, rec.Delta, rec.EvalSet
 		if rec.LedgerRounds != nil {
 			st.LedgerRounds = *rec.LedgerRounds
 		}
@@ -120,6 +122,7 @@ func (s *ShufflerBoard) Ledger(epsilon float64, rounds int64) {
 	}
 	s.b.update(func(st *State) {
 		st.Epsilon, st.LedgerRounds, st.Released = finite(epsilon), rounds, int(rounds)
+		st.EpsilonText = epsilonText(st.Epsilon)
 	})
 }
 
@@ -133,8 +136,9 @@ func (s *ShufflerBoard) Released(reports, dummies, connected int, d time.Duratio
 	s.b.update(func(st *State) {
 		dm, cn := dummies, connected
 		st.Rounds = thin(append(st.Rounds, Round{Round: int(ledgerRounds), Seconds: d.Seconds(), Reports: reports,
-			Epsilon: finite(epsilon), Dummies: &dm, Connected: &cn}))
+			Epsilon: finite(epsilon), EpsilonText: epsilonText(finite(epsilon)), Dummies: &dm, Connected: &cn}))
 		st.Epsilon, st.LedgerRounds, st.Released = finite(epsilon), ledgerRounds, int(ledgerRounds)
+		st.EpsilonText = epsilonText(st.Epsilon)
 		total := *st.DummiesTotal + int64(dummies)
 		st.DummiesTotal, st.Connected = &total, &cn
 	})
@@ -189,4 +193,13 @@ func (s *ServerBoard) Configure(cfg Config) {
 		st.Config = append([]Field(nil), cfg.Fields...)
 		st.Planned, st.Delta, st.TargetEpsilon = cfg.Planned, cfg.Delta, cfg.TargetEpsilon
 	})
+}
+
+// epsilonText prints an epsilon as every table does: rounded up at six
+// digits (directed.Upper), "" for none.
+func epsilonText(eps *float64) string {
+	if eps == nil {
+		return ""
+	}
+	return directed.Upper(*eps, directed.Digits)
 }

@@ -321,7 +321,7 @@ type ServerOutcome struct {
 // the end.
 func (o ServerOutcome) WriteEnd(w io.Writer, delta float64) error {
 	_, err := fmt.Fprintf(w, "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g\n",
-		o.Reason, o.Last.Round, o.Last.Epoch, metrics.Format(o.Last.TestAccuracy, "%.4f"), metrics.Format(o.Last.Epsilon, "%.4g"), delta)
+		o.Reason, o.Last.Round, o.Last.Epoch, metrics.Format(o.Last.TestAccuracy, "%.4f"), metrics.FormatUpper(o.Last.Epsilon, 4), delta)
 	return err
 }
 

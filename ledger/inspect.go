@@ -88,7 +88,7 @@ func (s *Summary) Reaccount(accountant string) ([]event.RouteResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--accountant pld: %w", err)
 		}
-		s.Epsilon, s.Order, s.Conversion, s.AtGridEdge, s.Bound, s.Winner = r.Upper, 0, "", false, event.BoundPLD, ""
+		s.Epsilon, s.Order, s.Conversion, s.AtGridEdge, s.Bound, s.Winner, s.Route = r.Upper, 0, "", false, event.BoundPLD, "", event.RoutePLD
 		return nil, nil
 	case AccountantBest:
 		if s.Rounds == 0 {
@@ -98,7 +98,7 @@ func (s *Summary) Reaccount(accountant string) ([]event.RouteResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--accountant best: %w", err)
 		}
-		s.Epsilon, s.Order, s.Conversion, s.AtGridEdge, s.Bound, s.Winner = r.Epsilon, r.Order, r.Conversion, r.AtGridEdge, "best", r.Winner
+		s.Epsilon, s.Order, s.Conversion, s.AtGridEdge, s.Bound, s.Winner, s.Route = r.Epsilon, r.Order, r.Conversion, r.AtGridEdge, "best", r.Winner, r.Route
 		return r.Routes, nil
 	}
 	return nil, fmt.Errorf("--accountant must be %s, %s or %s, got %q", AccountantRDP, AccountantPLD, AccountantBest, accountant)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/directed"
 )
 
 // Options are a run's accounting parameters.
@@ -297,8 +298,8 @@ func (l *Ledger) checkNext(ev event.Event) error {
 		return err
 	}
 	if g.Epsilon > l.target {
-		return fmt.Errorf("%w (run %q: epsilon after %d rounds would be %.6g > %g)",
-			ErrBudgetExhausted, l.book.info.Run, len(l.book.entries)+1, g.Epsilon, l.target)
+		return fmt.Errorf("%w (run %q: epsilon after %d rounds would be %s > %g)",
+			ErrBudgetExhausted, l.book.info.Run, len(l.book.entries)+1, directed.Upper(g.Epsilon, directed.Digits), l.target)
 	}
 	return nil
 }

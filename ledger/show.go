@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/directed"
 )
 
 // Source is where `shuffledp ledger show|check|shards` read a ledger:
@@ -93,7 +94,7 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "accountant  %s\n", r.Accountant)
 	for _, rt := range r.Routes {
-		fmt.Fprintf(w, "  route %-9s %.6g (%s)\n", rt.Route, rt.Epsilon, rt.Bound)
+		fmt.Fprintf(w, "  route %-9s %s (%s)\n", rt.Route, directed.Upper(rt.Epsilon, directed.Digits), rt.Bound)
 	}
 	return nil
 }
@@ -117,7 +118,14 @@ func (s Summary) WriteText(w io.Writer) error {
 	if s.Rounds == 0 {
 		fmt.Fprintf(tw, "epsilon\t0 at delta %g (nothing spent)\n", s.Delta)
 	} else {
-		fmt.Fprintf(tw, "epsilon\t%.6g at delta %g for %s adjacency (RDP order %g, %s conversion)\n", s.Epsilon, s.Delta, s.Adjacency, s.Order, s.Conversion)
+		how := ""
+		switch {
+		case s.Order > 0:
+			how = fmt.Sprintf(" (RDP order %g, %s conversion)", s.Order, s.Conversion)
+		case s.Route != "":
+			how = fmt.Sprintf(" (%s route)", s.Route)
+		}
+		fmt.Fprintf(tw, "epsilon\t%s at delta %g for %s adjacency%s\n", directed.Upper(s.Epsilon, directed.Digits), s.Delta, s.Adjacency, how)
 	}
 	fmt.Fprintf(tw, "bound\t%s\n", bound)
 	if s.Assumption != "" {
@@ -148,9 +156,9 @@ func (s Summary) WriteText(w io.Writer) error {
 func (c Check) WriteText(w io.Writer, name string) error {
 	fmt.Fprintf(w, "ok: %s, %d runs, %d entries\n", name, c.Runs, c.Entries)
 	for _, r := range c.Accounts {
-		line := fmt.Sprintf("run %s: %d rounds, delta %g: rdp %.6g (%s)", r.Run, r.Rounds, r.Delta, r.Epsilon, r.Bound)
+		line := fmt.Sprintf("run %s: %d rounds, delta %g: rdp %s (%s)", r.Run, r.Rounds, r.Delta, directed.Upper(r.Epsilon, directed.Digits), r.Bound)
 		if r.PLDErr == nil {
-			line += fmt.Sprintf(", pld %.6g (optimistic %.6g)", r.PLD.Upper, r.PLD.Lower)
+			line += fmt.Sprintf(", pld %s (optimistic %s)", directed.Upper(r.PLD.Upper, directed.Digits), directed.Lower(r.PLD.Lower, directed.Digits))
 		} else {
 			line += fmt.Sprintf(", pld: %v", r.PLDErr)
 		}

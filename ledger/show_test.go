@@ -34,6 +34,19 @@ round  event                                                     reports  digest
 accountant  best
   route rdp       0.5123 (best)
 `},
+		// A route other than RDP has no order nor conversion to name (it
+		// printed "(RDP order 0,  conversion)"), and the epsilon is rounded
+		// up (%.6g printed 0.208173).
+		{"pld route", Report{Summary: Summary{Run: "r3", Rounds: 2, Epsilon: 0.2081731, Delta: 1e-5, Bound: "pld", Route: "pld",
+			Adjacency: "replace-one", Events: []event.Composed{{Event: ev, Count: 2}}, Reports: 40, FirstRound: 1, LastRound: 2},
+			Accountant: AccountantPLD},
+			`run      r3
+rounds   2 (rounds 1..2, 40 reports)
+epsilon  0.208174 at delta 1e-05 for replace-one adjacency (pld route)
+bound    pld
+events   2 x --mechanism subsampled-shuffle --n 200 --k 20 --eps0 1.5
+accountant  pld
+`},
 	} {
 		var out bytes.Buffer
 		if err := tc.r.WriteText(&out); err != nil {
@@ -47,7 +60,7 @@ accountant  best
 
 func TestCheckWriteText(t *testing.T) {
 	c := Check{Runs: 2, Entries: 3, Accounts: []RunCheck{
-		{Summary: Summary{Run: "a", Rounds: 2, Delta: 1e-5, Epsilon: 1.25, Bound: "best"}, PLD: event.PLDResult{Upper: 1.1, Lower: 1.05}},
+		{Summary: Summary{Run: "a", Rounds: 2, Delta: 1e-5, Epsilon: 1.2500001, Bound: "best"}, PLD: event.PLDResult{Upper: 1.1000001, Lower: 1.0499999}},
 		{Summary: Summary{Run: "b", Rounds: 1, Delta: 1e-6, Epsilon: 2, Bound: "best"}, PLDErr: errors.New("no route"), NotRoundEvents: []string{"odd event"}},
 	}}
 	var out bytes.Buffer
@@ -55,7 +68,7 @@ func TestCheckWriteText(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `ok: x.db, 2 runs, 3 entries
-run a: 2 rounds, delta 1e-05: rdp 1.25 (best), pld 1.1 (optimistic 1.05)
+run a: 2 rounds, delta 1e-05: rdp 1.25001 (best), pld 1.10001 (optimistic 1.04999)
 run b: 1 rounds, delta 1e-06: rdp 2 (best), pld: no route
   note: odd event
 `

@@ -28,6 +28,9 @@ type Summary struct {
 	// route's bound of event.Best (Order 0).
 	Bound  string `json:"bound"`
 	Winner string `json:"winning_bound,omitempty"`
+	// Route is the route of event.Best attaining Epsilon (event.RouteRDP,
+	// RouteApproxDP, RoutePLD); Order is 0 unless it is the RDP route.
+	Route string `json:"route,omitempty"`
 	// Assumption is non-empty (event.Assumption) when the epsilon rests on
 	// the ICLR'23 Thm 1 worst-case pair (a Gaussian event not bounded by
 	// gaussian-cor1).

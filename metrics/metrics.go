@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/shuffledp/shuffledp/internal/directed"
 )
 
 // Record is one evaluation, written as one JSON object per line by the
@@ -201,8 +203,17 @@ func Format(v *float64, format string) string {
 	return fmt.Sprintf(format, *v)
 }
 
+// FormatUpper prints the upper bound *v (an epsilon) with digits
+// significant digits rounded up (directed.Upper), or "n/a" when v is nil.
+func FormatUpper(v *float64, digits int) string {
+	if v == nil {
+		return "n/a"
+	}
+	return directed.Upper(*v, digits)
+}
+
 // Progress is the record as a progress line's text: "epoch E acc A eps
 // EPS" (n/a for an absent accuracy or epsilon).
 func (r Record) Progress() string {
-	return fmt.Sprintf("epoch %.4g acc %s eps %s", r.Epoch, Format(r.TestAccuracy, "%.4f"), Format(r.Epsilon, "%.4g"))
+	return fmt.Sprintf("epoch %.4g acc %s eps %s", r.Epoch, Format(r.TestAccuracy, "%.4f"), FormatUpper(r.Epsilon, 4))
 }

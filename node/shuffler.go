@@ -16,6 +16,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/dashboard"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/directed"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
@@ -446,7 +447,7 @@ func epsString(l *ledger.Ledger) string {
 	if err != nil {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.4g", g.Epsilon)
+	return directed.Upper(g.Epsilon, 4)
 }
 
 // over records that the run really ended: the clients are told it is

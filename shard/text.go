@@ -9,6 +9,7 @@ import (
 	"slices"
 	"text/tabwriter"
 
+	"github.com/shuffledp/shuffledp/internal/directed"
 	"github.com/shuffledp/shuffledp/ledger"
 )
 
@@ -55,9 +56,9 @@ func (r Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "shard\tledger run\trounds\tepsilon\tdelta\n")
 	for i, s := range r.Shards {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%.6g\t%g\n", i, s.Run, s.Rounds, s.Epsilon, s.Delta)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%g\n", i, s.Run, s.Rounds, directed.Upper(s.Epsilon, directed.Digits), s.Delta)
 	}
-	fmt.Fprintf(tw, "run %s\t(max over %d shards: every client's guarantee)\t\t%.6g\t\n", r.Run, len(r.Shards), r.Epsilon)
+	fmt.Fprintf(tw, "run %s\t(max over %d shards: every client's guarantee)\t\t%s\t\n", r.Run, len(r.Shards), directed.Upper(r.Epsilon, directed.Digits))
 	return tw.Flush()
 }
 

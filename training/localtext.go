@@ -8,6 +8,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/shuffledp/shuffledp/internal/directed"
 	"github.com/shuffledp/shuffledp/metrics"
 )
 
@@ -33,7 +34,7 @@ func (r *LocalRun) WriteStart(w io.Writer) error {
 			if err != nil {
 				return err
 			}
-			msg += fmt.Sprintf("; ledger: %d rounds debited, epsilon %.4g at delta %g", l.Rounds(), g.Epsilon, cfg.Delta)
+			msg += fmt.Sprintf("; ledger: %d rounds debited, epsilon %s at delta %g", l.Rounds(), directed.Upper(g.Epsilon, 4), cfg.Delta)
 		}
 		fmt.Fprintln(w, msg)
 	default:
@@ -53,7 +54,7 @@ func (r *LocalRun) WriteEnd(w io.Writer, reason StopReason, last metrics.Record)
 		if err != nil {
 			return err
 		}
-		eps = fmt.Sprintf("%.4g (%d rounds debited)", g.Epsilon, l.Rounds())
+		eps = fmt.Sprintf("%s (%d rounds debited)", directed.Upper(g.Epsilon, 4), l.Rounds())
 	}
 	evalSet := "test"
 	if cfg.EvalSet != "" {

@@ -107,6 +107,7 @@ function render(s) {
   $("planned").title = s.planned > 0 ? "" : "the server plans the rounds";
   $("released-bar").style.width = s.planned > 0 ? Math.min(100, 100 * s.released / s.planned) + "%" : "0";
   setNum("epsilon", s.epsilon, 6);
+  if (s.epsilon_text) setText("epsilon", s.epsilon_text); // rounded up, as every table prints it
   if (s.target_epsilon > 0) setNum("target", s.target_epsilon, 6); else setText("target", "none");
   setNum("delta", s.delta, 6);
   setNum("ledger-rounds", s.ledger_rounds, 12);
@@ -132,7 +133,7 @@ function render(s) {
       { cls: "ema", pts: pts(s.evals, (e) => e.round, (e) => e.accuracy_ema), dots: true }], [], { y0: 0, y1: 1 });
     const tb = $("evals").tBodies[0];
     tb.textContent = "";
-    s.evals.forEach((e) => row(tb, [e.round, e.epsilon, e.ledger_rounds, e.accuracy, e.accuracy_ema]));
+    s.evals.forEach((e) => row(tb, [e.round, e.epsilon_text || e.epsilon, e.ledger_rounds, e.accuracy, e.accuracy_ema]));
   } else {
     setNum("dummies-total", s.dummies_total, 12);
     setNum("dummies-last", last ? last.dummies : null, 12);
@@ -142,7 +143,7 @@ function render(s) {
   const rb = $("rounds").tBodies[0];
   rb.textContent = "";
   const shown = s.rounds.slice(-ROWS);
-  shown.forEach((r) => row(rb, role === "shuffler" ? [r.round, r.reports, r.seconds, r.epsilon, r.dummies, r.connected] : [r.round, r.reports, r.seconds]));
+  shown.forEach((r) => row(rb, role === "shuffler" ? [r.round, r.reports, r.seconds, r.epsilon_text || r.epsilon, r.dummies, r.connected] : [r.round, r.reports, r.seconds]));
   setText("rounds-note", shown.length < s.rounds.length ? "the last " + shown.length + " of " + s.rounds.length + " rounds kept" : "");
   const ul = $("errors");
   ul.textContent = "";

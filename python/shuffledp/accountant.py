@@ -166,7 +166,11 @@ class AccountResult:
     """What ``shuffledp account --json`` prints, as an object: ``epsilon``,
     ``delta``, ``bound`` (the main row's, best's when several),
     ``winning_bound``, ``kind``, ``interval`` (certified bound), ``rows``
-    (every row with bound="all") and ``raw``, the whole JSON object."""
+    (every row with bound="all") and ``raw``, the whole JSON object.
+    ``upper`` is the main row's upper bound on epsilon (a guarantee; None
+    for an RDP lower bound, which guarantees nothing), ``lower`` its lower
+    bound on epsilon (the certified lower end; None otherwise): read these,
+    not ``epsilon``, whose meaning depends on ``kind``."""
 
     epsilon: float
     delta: float
@@ -178,6 +182,8 @@ class AccountResult:
     warnings: List[str]
     raw: Dict[str, Any]
     json: str
+    upper: Optional[float] = None
+    lower: Optional[float] = None
 
     def row(self, bound: str) -> Dict[str, Any]:
         """The row of one bound (with bound="all")."""
@@ -236,7 +242,8 @@ def account(mechanism: Optional[str] = None, *, n: Optional[int] = None, k: Opti
     d = json.loads(text)
     return AccountResult(epsilon=d["epsilon"], delta=d["delta"], bound=d["bound"], winning_bound=d.get("winning_bound", ""),
                          kind=d["kind"], interval=tuple(d["interval"]) if "interval" in d else None,
-                         rows=d.get("all", []), warnings=d.get("warnings", []), raw=d, json=text)
+                         rows=d.get("all", []), warnings=d.get("warnings", []), raw=d, json=text,
+                         upper=d.get("upper"), lower=d.get("lower"))
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,19 @@ def test_account_equals_cli(cli_json, kw):
             assert got.row(r["bound"])["epsilon"] == r["epsilon"]
 
 
+def test_account_explicit_ends():
+    # The certified interval's lower end 0 (n=3, k=1, delta=0.1): no ratio
+    # (null, not an infinity JSON cannot carry), the ends named.
+    got = shuffledp.account("subsampled-shuffle", n=3, k=1, eps0=0.5, steps=1, delta=0.1, bound="certified")
+    assert got.kind == "certified-lower" and got.lower == 0 and got.upper is not None and got.upper >= got.lower
+    assert got.raw.get("ratio") is None and "lower end is 0" in got.raw["ratio_note"]
+    assert got.raw["lower_bound"] is True
+    up = shuffledp.account("subsampled-shuffle", n=1000, k=100, eps0=1, steps=10, delta=1e-6)
+    assert up.kind == "upper" and up.upper == up.epsilon and up.lower is None
+    rdp_lower = shuffledp.account("subsampled-shuffle", n=1000, k=100, eps0=1, steps=10, delta=1e-6, bound="krr3-lower")
+    assert rdp_lower.kind == "rdp-lower" and rdp_lower.upper is None and rdp_lower.lower is None
+
+
 CALIBRATIONS = [
     ("sigma", 1.0, dict(mechanism="shuffle-gaussian", n=1000, steps=10, delta=1e-5, orders="2:64")),
     ("steps", 4.0, dict(mechanism="subsampled-shuffle", n=10000, k=100, eps0=1, delta=1e-6, bound="rdp-best")),

@@ -220,7 +220,7 @@ function renderResult(r) {
     $('interval-lower').dataset.value = String(iv.lower);
     $('interval-upper').textContent = iv.upper_text;
     $('interval-upper').dataset.value = String(iv.upper);
-    $('interval-ratio').textContent = iv.ratio.toPrecision(3);
+    $('interval-ratio').textContent = iv.ratio_text;
     $('interval-witness').textContent = iv.witness;
   }
   const warn = $('warnings');
