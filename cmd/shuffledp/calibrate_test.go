@@ -184,14 +184,15 @@ func TestCalibrateBestPLD(t *testing.T) {
 
 // TestCalibrateText: the default output is one human-readable line with the
 // answer, the epsilon it spends and the adjacency it is for (the numbers
-// are zero-out ones).
+// are zero-out ones), the epsilons rounded up at ten digits (0.9999987799393169
+// prints 0.99999878, 1.0000004583298394 1.000000459).
 func TestCalibrateText(t *testing.T) {
 	out, err := runCalibrate(t, "--mechanism", "shuffle-gaussian", "--n", "60000", "--sigma", "9.48",
 		"--delta", "1e-5", "--epsilon", "1", "--solve", "steps", "--adjacency", "zero-out")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"steps = 327664: epsilon 0.9999987799", "<= target 1", "steps = 327665 would spend epsilon 1.000000458", "worst-case pair",
+	for _, s := range []string{"steps = 327664: epsilon 0.99999878 ", "<= target 1", "steps = 327665 would spend epsilon 1.000000459", "worst-case pair",
 		"adjacency zero-out"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/directed"
 	"github.com/shuffledp/shuffledp/internal/pgtest"
 	"github.com/shuffledp/shuffledp/ledger"
 )
@@ -119,7 +120,7 @@ func TestLedgerShowAgreesWithAccount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{fmt.Sprintf("rounds   %d", tc.rounds), fmt.Sprintf("%.6g", show.Epsilon), "--mechanism " + tc.ev.Mechanism} {
+			for _, want := range []string{fmt.Sprintf("rounds   %d", tc.rounds), directed.Upper(show.Epsilon, directed.Digits), "--mechanism " + tc.ev.Mechanism} {
 				if !strings.Contains(text, want) && !(tc.show && strings.HasPrefix(want, "0.")) {
 					t.Errorf("text output lacks %q:\n%s", want, text)
 				}
