@@ -16,6 +16,7 @@ type Publish struct {
 	Out    string `flag:"out" usage:"write the calculator's static files into this directory, to publish them"`
 	Source string `flag:"source" usage:"the module's source directory to build the WebAssembly module from (default: found from the working directory)"`
 	Wasm   string `flag:"wasm" usage:"a built WebAssembly module (cmd/shuffledp-wasm) to use instead of building one"`
+	Native bool   `flag:"native" usage:"serve without a WebAssembly module: the page asks this process, which computes with the same code (no Go toolchain or source needed; chosen by itself when --listen cannot build the module)"`
 }
 
 // ErrListenOrOut is Check's error: exactly one of Listen and Out is needed.
@@ -27,20 +28,41 @@ func (p Publish) Check() error {
 	if (p.Listen == "") == (p.Out == "") {
 		return ErrListenOrOut
 	}
+	if p.Native && p.Out != "" {
+		return errors.New("--native serves the calculator (--listen): static files (--out) need the WebAssembly module")
+	}
+	if p.Native && (p.Wasm != "" || p.Source != "") {
+		return errors.New("--native builds no WebAssembly module: drop --wasm and --source")
+	}
 	return nil
 }
 
 // Run builds the site (saying so on log when it builds the WebAssembly
-// module itself), then writes it to p.Out or serves it on p.Listen until
+// module itself; a native site with p.Native, or when serving and the
+// module cannot be built here at all, ErrNoToolchain), then writes it to p.Out or serves it on p.Listen until
 // ctx is cancelled, saying which on w.
 func (p Publish) Run(ctx context.Context, w, log io.Writer) error {
 	if err := p.Check(); err != nil {
 		return err
 	}
-	if p.Wasm == "" {
-		fmt.Fprintln(log, "building the WebAssembly module (GOOS=js GOARCH=wasm go build ./cmd/shuffledp-wasm)...")
+	var (
+		s   *Site
+		err error
+	)
+	if p.Native {
+		s, err = NewNativeSite()
+	} else {
+		if p.Wasm == "" {
+			fmt.Fprintln(log, "building the WebAssembly module (GOOS=js GOARCH=wasm go build ./cmd/shuffledp-wasm)...")
+		}
+		s, err = Build(ctx, BuildOptions{Source: p.Source}, p.Wasm)
+		if errors.Is(err, ErrNoToolchain) && p.Listen != "" && p.Wasm == "" && p.Source == "" {
+			// An installed binary on a machine without Go or the source:
+			// serve it all the same, computing in this process.
+			fmt.Fprintf(log, "%v\nserving it natively instead: the page asks this process, which runs the same accountant (--native)\n", err)
+			s, err = NewNativeSite()
+		}
 	}
-	s, err := Build(ctx, BuildOptions{Source: p.Source}, p.Wasm)
 	if err != nil {
 		return err
 	}

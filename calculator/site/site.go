@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -21,10 +22,14 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shuffledp/shuffledp/calculator"
 )
 
 // static holds the page: index.html, its script, the worker that runs the
@@ -91,7 +96,7 @@ func FindSource(ctx context.Context, goCmd string) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("cannot find the source of %s (needed to build the WebAssembly module): run from inside its checkout, or give its directory (--source), or a built module (--wasm)", ModulePath)
+	return "", fmt.Errorf("%w: cannot find the source of %s (needed to build the WebAssembly module): run from inside its checkout, or give its directory (--source), or a built module (--wasm)", ErrNoToolchain, ModulePath)
 }
 
 // declaresModule reports whether the go.mod file at p declares ModulePath.
@@ -136,6 +141,9 @@ func BuildWasm(ctx context.Context, opts BuildOptions) (string, error) {
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			err = fmt.Errorf("%w: %w", ErrNoToolchain, err)
+		}
 		return "", fmt.Errorf("building the WebAssembly module in %s: %w\n%s", src, err, msg)
 	}
 	return out, nil
@@ -150,6 +158,9 @@ func WasmExec(ctx context.Context, goCmd string) ([]byte, error) {
 	}
 	out, err := exec.CommandContext(ctx, goCmd, "env", "GOROOT").Output()
 	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			err = fmt.Errorf("%w: %w", ErrNoToolchain, err)
+		}
 		return nil, fmt.Errorf("go env GOROOT: %w", err)
 	}
 	root := strings.TrimSpace(string(out))
@@ -168,7 +179,37 @@ func WasmExec(ctx context.Context, goCmd string) ([]byte, error) {
 type Site struct {
 	files map[string][]byte // by name, without a leading slash
 	gz    map[string][]byte // gzip of the larger files
+	// native: no WebAssembly module; the page's worker asks the serving
+	// process (POST /api/METHOD, calculator.Call) instead.
+	native bool
+	slots  chan struct{} // bounds the native computations running at once
 }
+
+// ErrNoToolchain wraps the errors of building the WebAssembly module that
+// mean it cannot be built here at all (no source of the module, no go
+// command), as opposed to a build that failed: an installed binary on a
+// machine without Go. Publish serves natively then.
+var ErrNoToolchain = errors.New("the WebAssembly module cannot be built here")
+
+// NewNativeSite returns the site of the embedded page without a WebAssembly
+// module: its worker finds no shuffledp.wasm and posts its calls to the
+// serving process instead (Handler: POST /api/METHOD), which answers them
+// with calculator.Call, the same function the module runs, so every number
+// is the same. It needs neither the module's source nor a Go toolchain, so
+// an installed binary serves the calculator from any directory; it cannot
+// be written out as static files (WriteDir refuses).
+func NewNativeSite() (*Site, error) {
+	s, err := newSite(nil)
+	if err != nil {
+		return nil, err
+	}
+	s.native = true
+	s.slots = make(chan struct{}, runtime.GOMAXPROCS(0))
+	return s, nil
+}
+
+// Native reports whether the site answers the page's calls itself.
+func (s *Site) Native() bool { return s.native }
 
 // NewSite returns the site of the embedded page with the given WebAssembly
 // module and wasm_exec.js.
@@ -176,7 +217,15 @@ func NewSite(wasm, wasmExec []byte) (*Site, error) {
 	if !bytes.HasPrefix(wasm, []byte("\x00asm")) {
 		return nil, errors.New("the WebAssembly module does not start with \\0asm")
 	}
-	s := &Site{files: map[string][]byte{WasmFile: wasm, WasmExecFile: wasmExec}, gz: map[string][]byte{}}
+	return newSite(map[string][]byte{WasmFile: wasm, WasmExecFile: wasmExec})
+}
+
+// newSite returns the site of the embedded page and the built files.
+func newSite(built map[string][]byte) (*Site, error) {
+	s := &Site{files: map[string][]byte{}, gz: map[string][]byte{}}
+	for name, b := range built {
+		s.files[name] = b
+	}
 	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -235,6 +284,10 @@ func (s *Site) Files() []string {
 // publish on any static web host: the page loads everything else by
 // relative URL.
 func (s *Site) WriteDir(dir string) error {
+	if s.native {
+		return errors.New("a native calculator cannot be written out as static files: its page needs the serving process; " +
+			"build the WebAssembly module (run from the module's source with a Go toolchain, or give --wasm)")
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -266,6 +319,10 @@ var contentTypes = map[string]string{
 // policy that admits nothing from elsewhere.
 func (s *Site) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if method, ok := strings.CutPrefix(r.URL.Path, "/api/"); ok && s.native {
+			s.serveCall(w, r, method)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -296,6 +353,52 @@ func (s *Site) Handler() http.Handler {
 			w.Write(b)
 		}
 	})
+}
+
+// maxQuery bounds a native call's request body: a page state is a query
+// string of a dozen short parameters.
+const maxQuery = 16 << 10
+
+// serveCall answers one of the page's calls in native mode: POST
+// /api/METHOD with the page state (a query string) as the body and, for
+// MethodPoint, ?steps=T; the answer is calculator.Call's JSON. At most
+// GOMAXPROCS calls compute at once; a call waiting for a slot gives up
+// when its request ends.
+func (s *Site) serveCall(w http.ResponseWriter, r *http.Request, method string) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if !slices.Contains(calculator.Methods(), method) {
+		http.NotFound(w, r)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxQuery))
+	if err != nil {
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	var steps int64
+	if method == calculator.MethodPoint {
+		if steps, err = strconv.ParseInt(r.URL.Query().Get("steps"), 10, 64); err != nil {
+			http.Error(w, "steps: not an integer", http.StatusBadRequest)
+			return
+		}
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-r.Context().Done():
+		return
+	}
+	answer := calculator.Call(method, string(body), steps)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	io.WriteString(w, answer)
 }
 
 // Serve serves the site on ln until ctx is done, then shuts the server

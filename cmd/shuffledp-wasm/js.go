@@ -2,29 +2,36 @@
 
 package main
 
-import "syscall/js"
+import (
+	"syscall/js"
+
+	"github.com/shuffledp/shuffledp/calculator"
+)
 
 // serve defines globalThis.shuffledp and blocks: the functions stay
 // callable for the life of the page's worker.
 func serve() {
-	str := func(f func(string) string) js.Func {
+	call := func(method string, withSteps bool) js.Func {
 		return js.FuncOf(func(_ js.Value, args []js.Value) any {
-			if len(args) < 1 {
-				return reply(nil, errMissingArgument)
+			query, steps := "", int64(0)
+			switch {
+			case method == calculator.MethodSchema:
+			case len(args) < 1, withSteps && len(args) < 2:
+				return `{"error":"missing argument"}`
+			default:
+				query = args[0].String()
+				if withSteps {
+					steps = int64(args[1].Int())
+				}
 			}
-			return f(args[0].String())
+			return calculator.Call(method, query, steps)
 		})
 	}
 	api := js.Global().Get("Object").New()
-	api.Set("schema", js.FuncOf(func(js.Value, []js.Value) any { return schema() }))
-	api.Set("compute", str(compute))
-	api.Set("curveSteps", str(curveSteps))
-	api.Set("point", js.FuncOf(func(_ js.Value, args []js.Value) any {
-		if len(args) < 2 {
-			return reply(nil, errMissingArgument)
-		}
-		return point(args[0].String(), int64(args[1].Int()))
-	}))
+	api.Set("schema", call(calculator.MethodSchema, false))
+	api.Set("compute", call(calculator.MethodCompute, false))
+	api.Set("curveSteps", call(calculator.MethodCurveSteps, false))
+	api.Set("point", call(calculator.MethodPoint, true))
 	js.Global().Set("shuffledp", api)
 	select {}
 }

@@ -1,10 +1,38 @@
 // The accountant's worker: it runs the WebAssembly module (built from
 // cmd/shuffledp-wasm) off the page's thread and answers the page's
-// messages. Every number it sends comes from the module.
+// messages. Every number it sends comes from the module — or, when the
+// page is served natively (`shuffledp calculator --native`, or an
+// installed binary without Go), from the serving process, which answers
+// POST api/METHOD with the same Go function (calculator.Call).
 'use strict';
-importScripts('wasm_exec.js');
 
-const ready = (async () => {
+// nativeAPI asks the serving process; null when it does not answer (a
+// static host, or a server with the WebAssembly module).
+async function nativeAPI() {
+  let resp;
+  try {
+    resp = await fetch('api/schema', { method: 'POST', body: '' });
+  } catch (e) {
+    return null;
+  }
+  if (!resp.ok || !(resp.headers.get('Content-Type') || '').startsWith('application/json')) return null;
+  await resp.text();
+  const call = async (method, query, steps) => {
+    const url = 'api/' + method + (steps === undefined ? '' : '?steps=' + steps);
+    const r = await fetch(url, { method: 'POST', body: query || '' });
+    if (!r.ok) return JSON.stringify({ error: method + ': HTTP ' + r.status });
+    return r.text();
+  };
+  return {
+    schema: () => call('schema'),
+    compute: (q) => call('compute', q),
+    curveSteps: (q) => call('curveSteps', q),
+    point: (q, t) => call('point', q, t),
+  };
+}
+
+async function wasmAPI() {
+  importScripts('wasm_exec.js');
   const go = new Go();
   let instance;
   if (WebAssembly.instantiateStreaming) {
@@ -22,10 +50,12 @@ const ready = (async () => {
   go.run(instance); // runs main until it blocks: globalThis.shuffledp is set
   if (!self.shuffledp) throw new Error('the WebAssembly module did not start');
   return self.shuffledp;
-})();
+}
+
+const ready = (async () => (await nativeAPI()) || wasmAPI())();
 
 ready.then(
-  (api) => postMessage({ type: 'ready', answer: JSON.parse(api.schema()) }),
+  async (api) => postMessage({ type: 'ready', answer: JSON.parse(await api.schema()) }),
   (err) => postMessage({ type: 'fatal', error: String(err) }),
 );
 
@@ -33,10 +63,10 @@ self.onmessage = async (ev) => {
   const api = await ready;
   const { id, query } = ev.data;
   const t0 = performance.now();
-  const answer = JSON.parse(api.compute(query));
+  const answer = JSON.parse(await api.compute(query));
   postMessage({ type: 'result', id, answer, ms: performance.now() - t0 });
   if (answer.error) return;
-  const steps = JSON.parse(api.curveSteps(query));
+  const steps = JSON.parse(await api.curveSteps(query));
   if (steps.error) {
     postMessage({ type: 'curve-done', id, error: steps.error });
     return;
@@ -49,7 +79,7 @@ self.onmessage = async (ev) => {
     // The last point is the result's best (the same call at the same rounds).
     const p = t === last
       ? { result: { steps: t, epsilon: best.epsilon, text: best.text, bound: best.winning_bound || best.bound } }
-      : JSON.parse(api.point(query, t));
+      : JSON.parse(await api.point(query, t));
     postMessage({ type: 'point', id, answer: p });
     if (p.error) break;
   }

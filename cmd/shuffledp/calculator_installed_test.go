@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/shuffledp/shuffledp/calculator"
+)
+
+// TestInstalledCalculatorInBrowser: `shuffledp calculator --listen` run as
+// an installed binary is (a process started in a directory outside the
+// checkout, with no Go toolchain on PATH, so the WebAssembly module cannot
+// be built) serves the calculator natively, and the page, in headless
+// Chromium, shows the numbers `account --json --bound all` prints.
+func TestInstalledCalculatorInBrowser(t *testing.T) {
+	chromium := findChromium()
+	if chromium == "" {
+		if os.Getenv("SHUFFLEDP_REQUIRE_BROWSER") != "" {
+			t.Fatal("SHUFFLEDP_REQUIRE_BROWSER is set but no chromium is installed (apt-get install chromium)")
+		}
+		t.Skip("no chromium: install it (apt-get install chromium) or set SHUFFLEDP_REQUIRE_BROWSER=1 to make this a failure")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := child(nil, "calculator", "--listen", "127.0.0.1:0")
+	cmd.Dir = t.TempDir() // no go.mod above it
+	env := slices.DeleteFunc(slices.Clone(cmd.Env), func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
+	cmd.Env = append(env, "PATH="+t.TempDir()) // no go command
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logBuf strings.Builder
+	cmd.Stderr = &logBuf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("calculator printed no address: %v", err)
+	}
+	go io.Copy(io.Discard, stdout)
+	const prefix = "serving the calculator on "
+	if !strings.HasPrefix(line, prefix) {
+		t.Fatalf("calculator printed %q, want %q...", line, prefix)
+	}
+	base := strings.TrimSpace(strings.TrimPrefix(line, prefix))
+
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(900, 1400))
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	if err := chromedp.Do(bctx, chromedp.Navigate(base)); err != nil {
+		t.Fatalf("opening %s: %v", base, err)
+	}
+	tc := calculatorBrowserCases[0]
+	q, err := calculator.ParseQuery(tc.query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := loadPage(t, bctx, base+"?"+tc.query)
+	if page.Status != "done" {
+		t.Fatalf("page ended in state %q: %s", page.Status, page.Error)
+	}
+	checkPageAgainstCLI(t, page, accountJSONForTest(t, q.Args()), tc.interval)
+	if !strings.Contains(logBuf.String(), "natively") {
+		t.Errorf("the calculator did not say it serves natively: %q", logBuf.String())
+	}
+}
