@@ -326,6 +326,17 @@ func (l *Ledger) LastRound() int64 {
 	return l.book.last()
 }
 
+// Entry returns the entry of round, if it was debited.
+func (l *Ledger) Entry(round int64) (Entry, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i, ok := l.book.byRound[round]
+	if !ok {
+		return Entry{}, false
+	}
+	return l.book.entries[i], true
+}
+
 // Entries returns the run's entries in round order.
 func (l *Ledger) Entries() []Entry {
 	l.mu.Lock()

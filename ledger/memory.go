@@ -20,12 +20,18 @@ type MemoryStore struct {
 	reportIDs map[string]map[[16]byte]int64
 	// fences holds the epoch of every fence (Fencer).
 	fences map[string]int64
+	// id is the store's identity (Identifier).
+	id     string
 	closed bool
 }
 
 // NewMemoryStore returns an empty in-memory store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{runs: map[string]RunInfo{}, entries: map[string][]Entry{}, reportIDs: map[string]map[[16]byte]int64{}}
+	id, err := newLedgerID()
+	if err != nil {
+		panic(err) // crypto/rand does not fail (Go 1.24+)
+	}
+	return &MemoryStore{runs: map[string]RunInfo{}, entries: map[string][]Entry{}, reportIDs: map[string]map[[16]byte]int64{}, id: id}
 }
 
 var errClosed = errors.New("ledger: store is closed")

@@ -31,6 +31,10 @@ func IsPostgresURL(target string) bool {
 	return ok && (strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql"))
 }
 
+// RedactURL returns a PostgreSQL URL for messages and records, without
+// its password.
+func RedactURL(raw string) string { return redactURL(raw) }
+
 // redactURL returns a URL for messages, without its password.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)

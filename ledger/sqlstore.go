@@ -189,8 +189,10 @@ func (s *SQLStore) init(ctx context.Context) error {
 				return fmt.Errorf("writing meta: %w", err)
 			}
 		}
-		_, err := s.version(ctx, tx)
-		return err
+		if _, err := s.version(ctx, tx); err != nil {
+			return err
+		}
+		return ensureIdentity(ctx, tx)
 	})
 }
 

@@ -42,6 +42,9 @@ type Manifest struct {
 	// Flags are the settings the run was started with, as flag name →
 	// canonical string value.
 	Flags map[string]string `json:"flags"`
+	// Ledger, in a shuffler's state directory, is the ledger its runs
+	// debit (nil until the shuffler first opened one here).
+	Ledger *LedgerBinding `json:"ledger,omitempty"`
 }
 
 // Options configure Open.
