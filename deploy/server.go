@@ -102,6 +102,12 @@ func OpenServer(ctx context.Context, c ServerConfig) (_ *Server, err error) {
 	}()
 	ncfg := c.Node
 	ncfg.Dir, ncfg.Delta, ncfg.TargetEpsilon = s.Session.Dir(), cfg.Delta, cfg.TargetEpsilon
+	if l := s.Session.Ledger(); l != nil {
+		// The loop records every batch it takes there; the node refuses
+		// one that contradicts the record (a second shuffler) and tells
+		// the shuffler the last round received.
+		ncfg.Received = l
+	}
 	if s.Node, err = node.NewServer(ncfg); err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func OpenShuffler(ctx context.Context, stateDir, ledgerURL, pkiDir string, cfg n
 		return nil, err
 	}
 	if cfg.Enroller, err = pki.LoadEnroller(pkiDir); err == nil {
-		cfg.Store = st.Store
+		cfg.Store, cfg.History = st.Store, st
 		var sh *node.Shuffler
 		if sh, err = node.NewShuffler(cfg); err == nil {
 			return &Shuffler{State: st, Node: sh}, nil

@@ -37,6 +37,9 @@ func newServerLoop(ctx context.Context, cfg training.Config, scfg ServerConfig, 
 		}
 	}()
 	scfg.Delta, scfg.TargetEpsilon = cfg.Delta, cfg.TargetEpsilon
+	if sl := l.session.Ledger(); sl != nil {
+		scfg.Received = sl // as deploy.OpenServer wires it
+	}
 	if l.srv, err = NewServer(scfg); err != nil {
 		return nil, err
 	}

@@ -98,6 +98,16 @@ type ServerConfig struct {
 	// divisible by Shards), so that every shard's round is one event, the
 	// one the server's ledger records for the round.
 	Shards int
+	// Received is the server's record of the batches it received (the
+	// loop's ledger, training.Trainer.Ledger; nil: none, every checked
+	// batch is handed over). With it, Next refuses a batch that
+	// contradicts the record — a round recorded with other reports, or a
+	// round below the last recorded one (a second shuffler, or one whose
+	// ledger was lost) — and the loop, which would stop on recording it
+	// (ledger.ErrConflict), never sees it; and every model published
+	// tells the shuffler the last round received (pb.Model.last_round),
+	// which a shuffler whose ledger is behind refuses. Unsharded runs only.
+	Received Received
 	// Log receives one line per round with the round's phases as the
 	// server sees them (nil: none): the wait for the batch (clients and
 	// shuffler), its application (the ledger record, opening, decoding,
@@ -105,6 +115,20 @@ type ServerConfig struct {
 	// (evaluation, checkpoint, metrics).
 	Log *log.Logger
 }
+
+// Received is the record of the batches a server received: its ledger
+// (ledger.Ledger).
+type Received interface {
+	// LastRound returns the highest round recorded, or -1.
+	LastRound() int64
+	// Entry returns round's entry, if it was recorded.
+	Entry(round int64) (ledger.Entry, bool)
+}
+
+// ErrConflictingBatch is returned (wrapped) to the shuffler whose batch
+// Next refused because it contradicts the server's record of the rounds
+// it received.
+var ErrConflictingBatch = errors.New("the batch contradicts the server's record of the rounds received")
 
 // ErrStopped is returned by Next when the node is stopped (Interrupt, Close)
 // while the loop waits for a batch: the run was interrupted, not finished.
@@ -122,7 +146,11 @@ var ErrStopped = errors.New("server node stopped")
 // loop is waiting in Next. Next publishes the model (GetModel's long poll
 // returns it to the shuffler) and waits; SubmitBatch checks the batch and
 // hands it over an unbuffered channel, returning to the shuffler once the
-// loop has taken it. Nothing flows back from the loop to the handler.
+// loop has taken it. The one thing that flows back from the loop to the
+// handler is Next's answer to the handoff: a batch that contradicts the
+// server's record of rounds received is refused there, where batches are
+// taken one at a time (a check in the handlers would let two concurrent
+// batches of one round both pass), and the loop waits on.
 type Server struct {
 	pb.UnimplementedServerServer
 	cfg    ServerConfig
@@ -159,7 +187,7 @@ type Server struct {
 	served   []int64
 	bindings atomic.Pointer[map[[protocol.ReportIDSize]byte]protocol.Binding]
 
-	batches  chan protocol.Batch
+	batches  chan handoff
 	stops    chan string
 	stopping chan struct{}
 	stopOnce sync.Once
@@ -187,7 +215,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		cfg.BatchTimeout = DefaultBatchTimeout
 	}
 	s := &Server{cfg: cfg, changed: make(chan struct{}),
-		batches: make(chan protocol.Batch), stops: make(chan string, 1), stopping: make(chan struct{})}
+		batches: make(chan handoff), stops: make(chan string, 1), stopping: make(chan struct{})}
 	cfg.Metrics.Budget(cfg.TargetEpsilon, cfg.Delta)
 	var err error
 	if s.key, err = loadOrCreateKey(filepath.Join(cfg.Dir, KeyFile)); err != nil {
@@ -379,11 +407,16 @@ func (s *Server) Close() error {
 // shuffler releases next (SubmitBatch), at most BatchTimeout. It returns
 // an error wrapping ledger.ErrBudgetExhausted when the shuffler stopped
 // the run (its budget is spent), ErrStopped when the node was stopped, and
-// one wrapping ErrBatchTimeout when no batch came in time.
+// one wrapping ErrBatchTimeout when no batch came in time. A batch that
+// contradicts the record of rounds received (ServerConfig.Received) is
+// refused to its shuffler, counted and shown, and Next waits on.
 func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, error) {
 	pm := &pb.Model{Run: m.Run, Version: m.Version, Params: append([]float64(nil), m.Params...), KeyId: uint32(s.key.Config.ID)}
 	if s.coll != nil {
 		return s.nextSharded(ctx, pm)
+	}
+	if s.cfg.Received != nil {
+		pm.LastRound = max(s.cfg.Received.LastRound(), 0)
 	}
 	s.mu.Lock()
 	s.model = pm
@@ -398,21 +431,77 @@ func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, er
 	s.mu.Unlock()
 	timer := time.NewTimer(s.cfg.BatchTimeout)
 	defer timer.Stop()
+	for {
+		h, err := s.await(ctx, timer, m.Version)
+		if err != nil {
+			return protocol.Batch{}, err
+		}
+		if err := s.admit(h.batch); err != nil {
+			h.reply <- err
+			continue
+		}
+		h.reply <- nil
+		s.mu.Lock()
+		s.taken, s.round = time.Now(), h.batch.Round
+		s.mu.Unlock()
+		return h.batch, nil
+	}
+}
+
+// handoff is a checked batch offered to the loop by SubmitBatch, and the
+// channel (buffered) on which Next answers: nil, taken; or why refused.
+type handoff struct {
+	batch protocol.Batch
+	reply chan error
+}
+
+// admit checks a batch against the record of rounds received
+// (ServerConfig.Received), which holds every batch the loop took: the
+// loop records each before it asks Next for the next one. A batch of a
+// recorded round is admitted only if it is the recorded batch (the same
+// number of reports and digest: a shuffler forwarding it again after a
+// restart, which the loop's record takes idempotently); one below the
+// last recorded round is refused. A refusal is counted
+// (telemetry.ReasonConflict), shown on the dashboard and logged.
+func (s *Server) admit(b protocol.Batch) error {
+	if s.cfg.Received == nil {
+		return nil
+	}
+	var err error
+	if e, ok := s.cfg.Received.Entry(b.Round); ok {
+		if e.Reports == len(b.Reports) && e.Digest == ledger.Digest(b.Digest()) {
+			return nil
+		}
+		err = fmt.Errorf("%w: round %d of run %q was received before with %d reports (digest %x), this batch has %d: a second shuffler serving the run, or one whose ledger was lost or replaced",
+			ErrConflictingBatch, b.Round, b.Run, e.Reports, e.Digest[:8], len(b.Reports))
+	} else if last := s.cfg.Received.LastRound(); b.Round < last {
+		err = fmt.Errorf("%w: round %d of run %q is below round %d, the last received: a second shuffler serving the run, or one whose ledger was lost or replaced",
+			ErrConflictingBatch, b.Round, b.Run, last)
+	} else {
+		return nil
+	}
+	s.cfg.Metrics.BatchRejected(telemetry.ReasonConflict)
+	s.cfg.Dashboard.Error("batch refused: " + err.Error())
+	if s.cfg.Log != nil {
+		s.cfg.Log.Printf("batch refused (the run goes on): %v", err)
+	}
+	return err
+}
+
+// await is one wait of Next for a handoff.
+func (s *Server) await(ctx context.Context, timer *time.Timer, version int64) (handoff, error) {
 	select {
 	case <-timer.C:
-		return protocol.Batch{}, fmt.Errorf("%w: no batch within %v of publishing model version %d (--batch-timeout); is the shuffler running, connected to this server, with its --min-connected clients registered?",
-			ErrBatchTimeout, s.cfg.BatchTimeout, m.Version)
-	case b := <-s.batches:
-		s.mu.Lock()
-		s.taken, s.round = time.Now(), b.Round
-		s.mu.Unlock()
-		return b, nil
+		return handoff{}, fmt.Errorf("%w: no batch within %v of publishing model version %d (--batch-timeout); is the shuffler running, connected to this server, with its --min-connected clients registered?",
+			ErrBatchTimeout, s.cfg.BatchTimeout, version)
+	case h := <-s.batches:
+		return h, nil
 	case reason := <-s.stops:
-		return protocol.Batch{}, fmt.Errorf("the shuffler stopped the run (%s): %w", reason, ledger.ErrBudgetExhausted)
+		return handoff{}, fmt.Errorf("the shuffler stopped the run (%s): %w", reason, ledger.ErrBudgetExhausted)
 	case <-s.stopping:
-		return protocol.Batch{}, ErrStopped
+		return handoff{}, ErrStopped
 	case <-ctx.Done():
-		return protocol.Batch{}, ctx.Err()
+		return handoff{}, ctx.Err()
 	}
 }
 
@@ -463,8 +552,12 @@ func (s *Server) SubmitBatch(ctx context.Context, pbb *pb.Batch) (*pb.BatchAck, 
 		s.cfg.Dashboard.Error("batch refused: " + err.Error())
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
+	h := handoff{batch: b, reply: make(chan error, 1)}
 	select {
-	case s.batches <- b: // the loop took it (the one handoff: see Server)
+	case s.batches <- h: // the loop took it (the one handoff: see Server)
+		if err := <-h.reply; err != nil {
+			return nil, status.Error(codes.FailedPrecondition, err.Error())
+		}
 		return &pb.BatchAck{}, nil
 	case <-s.stopping:
 		return nil, status.Error(codes.Unavailable, "server stopping")

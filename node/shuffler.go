@@ -56,6 +56,12 @@ type ShufflerConfig struct {
 	// batch is forwarded) and the report-id store (replays across rounds
 	// and restarts).
 	Store ledger.Backend
+	// History is the state directory's record of the runs debited in
+	// Store (ShufflerState; nil: none kept). Run asks it to check the
+	// run's before it opens the run's ledger (a run debited from the
+	// directory must be in Store) and records the run after, before the
+	// first debit.
+	History RunHistory
 	// Delta and TargetEpsilon are the shuffler's own accounting
 	// parameters (the flags --delta and --target-epsilon; target 0: none).
 	// The shuffler's ledger is the authority on the budget: a run whose
@@ -336,12 +342,22 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		// transaction (ledger.ErrFenced), whatever its lease check said.
 		fence = s.lease.Fence()
 	}
+	if s.cfg.History != nil {
+		if err := s.cfg.History.CheckRun(ctx, s.local.Run); err != nil {
+			return fmt.Errorf("shuffler: %w", err)
+		}
+	}
 	l, err := ledger.Open(ctx, s.cfg.Store, s.local.Run, ledger.Options{Delta: s.cfg.Delta, Target: target,
 		// The same stop as the server's loop (training.Config.LedgerOptions):
 		// past the cheap routes, the PLD route may admit further rounds.
 		PLDStop: true, Fence: fence})
 	if err != nil {
 		return fmt.Errorf("shuffler: ledger: %w", err)
+	}
+	if s.cfg.History != nil {
+		if err := s.cfg.History.BindRun(s.local.Run); err != nil {
+			return fmt.Errorf("shuffler: %w", err)
+		}
 	}
 	if g, err := l.Epsilon(); err == nil {
 		s.cfg.Metrics.Ledger(g.Epsilon, int(l.Rounds()))

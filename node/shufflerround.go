@@ -98,6 +98,9 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 		if _, ok := s.keys[uint8(m.KeyId)]; !ok || m.KeyId > 255 {
 			return fmt.Errorf("shuffler: the server asks for key id %d, which it does not publish", m.KeyId)
 		}
+		if err := s.checkBehind(m, l); err != nil {
+			return err
+		}
 		for released := false; !released; {
 			if err := s.waitClients(ctx); err != nil {
 				if ctx.Err() != nil {
@@ -350,4 +353,28 @@ func (s *Shuffler) getModel(ctx context.Context, srv pb.ServerClient, after int6
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// checkBehind refuses to go on when the server has received a round of
+// the run above the ledger's last debited round: every round the server
+// receives was debited first (the debit precedes the release), so the
+// ledger has lost rounds (a ledger lost, replaced or restored from an old
+// backup) or another shuffler serves the run; a debit now would count the
+// run's rounds again from there (docs/proofs/ledger-continuity.md). The
+// server is untrusted: this check only adds to the state directory's
+// (ShufflerState), which does not rest on what the server says.
+func (s *Shuffler) checkBehind(m *pb.Model, l *ledger.Ledger) error {
+	last := l.LastRound()
+	if m.LastRound <= max(last, 0) {
+		return nil
+	}
+	where := fmt.Sprintf("(%T)", s.cfg.Store)
+	if st, ok := s.cfg.Store.(fmt.Stringer); ok {
+		where = st.String()
+	}
+	if s.cfg.History != nil {
+		where = s.cfg.History.Where()
+	}
+	return fmt.Errorf("shuffler: the server has received round %d of run %q, but the ledger %s has debited the run only to round %d; %s: %w",
+		m.LastRound, s.local.Run, where, max(last, 0), recoverHint, ErrLedgerHistory)
 }

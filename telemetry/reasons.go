@@ -27,6 +27,11 @@ const (
 	ReasonNoRound         Reason = "no_round"
 	ReasonOpenFailed      Reason = "open_failed"
 	ReasonOther           Reason = "other"
+	// ReasonConflict labels a batch the server refused because it
+	// contradicts its record of the rounds received (node.ErrConflictingBatch:
+	// a recorded round with other reports, or a round below the last
+	// recorded one).
+	ReasonConflict Reason = "conflict"
 )
 
 // Reasons a round is discarded (nothing released, nothing debited, or the
@@ -44,7 +49,7 @@ const (
 var ReportReasons = []Reason{
 	ReasonNotSampled, ReasonDuplicate, ReasonWrongRound, ReasonWrongLength,
 	ReasonReplay, ReasonUnknownKey, ReasonWrongKey, ReasonMalformed, ReasonUnauthenticated,
-	ReasonNoRound, ReasonOpenFailed, ReasonOther,
+	ReasonNoRound, ReasonOpenFailed, ReasonConflict, ReasonOther,
 }
 
 // RoundReasons lists every round-discard label.

@@ -440,7 +440,12 @@ type Model struct {
 	// key_id is the key config every client seals this round's reports to.
 	KeyId uint32 `protobuf:"varint,4,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
 	// finished: the server takes no more rounds; the other fields are unset.
-	Finished      bool `protobuf:"varint,5,opt,name=finished,proto3" json:"finished,omitempty"`
+	Finished bool `protobuf:"varint,5,opt,name=finished,proto3" json:"finished,omitempty"`
+	// last_round is the last round of the run the server has received and
+	// recorded (0: none; unset in a sharded run). A shuffler whose ledger's
+	// last debited round is below it refuses to go on: its ledger has lost
+	// rounds the server holds.
+	LastRound     int64 `protobuf:"varint,6,opt,name=last_round,json=lastRound,proto3" json:"last_round,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -508,6 +513,13 @@ func (x *Model) GetFinished() bool {
 		return x.Finished
 	}
 	return false
+}
+
+func (x *Model) GetLastRound() int64 {
+	if x != nil {
+		return x.LastRound
+	}
+	return 0
 }
 
 // Batch is a released batch: run, round and the sealed reports in a
@@ -1126,13 +1138,15 @@ const file_shuffledp_proto_rawDesc = "" +
 	"\adataset\x18\x05 \x01(\v2\x15.shuffledp.v1.DatasetR\adataset\"H\n" +
 	"\x0fGetModelRequest\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12#\n" +
-	"\rafter_version\x18\x02 \x01(\x03R\fafterVersion\"~\n" +
+	"\rafter_version\x18\x02 \x01(\x03R\fafterVersion\"\x9d\x01\n" +
 	"\x05Model\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x03R\aversion\x12\x16\n" +
 	"\x06params\x18\x03 \x03(\x01R\x06params\x12\x15\n" +
 	"\x06key_id\x18\x04 \x01(\rR\x05keyId\x12\x1a\n" +
-	"\bfinished\x18\x05 \x01(\bR\bfinished\"l\n" +
+	"\bfinished\x18\x05 \x01(\bR\bfinished\x12\x1d\n" +
+	"\n" +
+	"last_round\x18\x06 \x01(\x03R\tlastRound\"l\n" +
 	"\x05Batch\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x14\n" +
 	"\x05round\x18\x02 \x01(\x03R\x05round\x12!\n" +
