@@ -27,12 +27,13 @@ const (
 	ReasonNoRound         Reason = "no_round"
 	ReasonOpenFailed      Reason = "open_failed"
 	ReasonOther           Reason = "other"
-	// ReasonConflict labels a batch the server refused because it
-	// contradicts its record of the rounds received (node.ErrConflictingBatch:
-	// a recorded round with other reports, or a round below the last
-	// recorded one).
-	ReasonConflict Reason = "conflict"
 )
+
+// ReasonConflict labels a batch the server refused because it contradicts
+// its record of the rounds received (node.ErrConflictingBatch: a recorded
+// round with other reports, or a round below the last recorded one: a
+// second shuffler, or one whose ledger was lost).
+const ReasonConflict Reason = "conflict"
 
 // Reasons a round is discarded (nothing released, nothing debited, or the
 // debit refused); ReasonReplay also labels a round discarded because it
@@ -49,8 +50,12 @@ const (
 var ReportReasons = []Reason{
 	ReasonNotSampled, ReasonDuplicate, ReasonWrongRound, ReasonWrongLength,
 	ReasonReplay, ReasonUnknownKey, ReasonWrongKey, ReasonMalformed, ReasonUnauthenticated,
-	ReasonNoRound, ReasonOpenFailed, ReasonConflict, ReasonOther,
+	ReasonNoRound, ReasonOpenFailed, ReasonOther,
 }
+
+// BatchReasons lists every label of a batch the server refuses: a report's
+// reasons (CheckBatch's) and ReasonConflict.
+var BatchReasons = append(append([]Reason{}, ReportReasons...), ReasonConflict)
 
 // RoundReasons lists every round-discard label.
 var RoundReasons = []Reason{

@@ -75,6 +75,8 @@ func NewServerMetrics(reg prometheus.Registerer) (*ServerMetrics, error) {
 	m.lastRound.SetToCurrentTime()
 	for _, r := range ReportReasons {
 		m.reportsRejected.WithLabelValues(string(r))
+	}
+	for _, r := range BatchReasons {
 		m.batchesRejected.WithLabelValues(string(r))
 	}
 	for _, c := range []prometheus.Collector{m.rounds, m.batchesRejected, m.reportsOpened,
@@ -101,7 +103,7 @@ func (m *ServerMetrics) RoundAggregated(batch int, latency time.Duration) {
 // BatchRejected counts a whole batch refused under reason.
 func (m *ServerMetrics) BatchRejected(reason Reason) {
 	if m != nil {
-		m.batchesRejected.WithLabelValues(string(checkReason(reason, ReportReasons))).Inc()
+		m.batchesRejected.WithLabelValues(string(checkReason(reason, BatchReasons))).Inc()
 	}
 }
 
