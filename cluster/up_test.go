@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,24 +12,32 @@ import (
 )
 
 // deafChildren starts n children that ignore SIGINT (as a wedged role
-// would) and sleep.
+// would) and sleep; it returns once each has installed its trap (each
+// creates a file after its trap command: an event, not a guess of how long
+// a shell takes to start on a busy machine).
 func deafChildren(t *testing.T, g *group, n int) []*child {
 	t.Helper()
 	var cs []*child
-	for range n {
-		c, err := g.start("/bin/sh", "deaf", []string{"-c", `trap "" INT; exec sleep 60`})
+	dir := t.TempDir()
+	for i := range n {
+		ready := filepath.Join(dir, fmt.Sprint(i))
+		c, err := g.start("/bin/sh", "deaf", []string{"-c", `trap "" INT; : > "$0"; exec sleep 60`, ready})
 		if err != nil {
 			t.Skip("no /bin/sh:", err)
 		}
 		cs = append(cs, c)
-	}
-	t.Cleanup(func() {
-		for _, c := range cs {
-			c.cmd.Process.Kill()
-			<-c.done
+		t.Cleanup(func() { c.cmd.Process.Kill(); <-c.done })
+		for {
+			if _, err := os.Stat(ready); err == nil {
+				break
+			}
+			select {
+			case <-c.done:
+				t.Fatalf("deaf child %d exited before installing its trap: %v", i, c.err)
+			case <-time.After(5 * time.Millisecond):
+			}
 		}
-	})
-	time.Sleep(100 * time.Millisecond) // let sh install the trap
+	}
 	return cs
 }
 
@@ -64,8 +73,8 @@ func TestWaitOrStopEnds(t *testing.T) {
 				if (err != nil) != c.err {
 					t.Fatalf("waitOrStop: %v", err)
 				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("waitOrStop did not return within 10s")
+			case <-time.After(30 * time.Second): // the children sleep 60 s
+				t.Fatal("waitOrStop did not return within 30s")
 			}
 			for i, ch := range cs {
 				select {
@@ -74,7 +83,7 @@ func TestWaitOrStopEnds(t *testing.T) {
 					t.Fatalf("child %d still running after waitOrStop returned (%v)", i, time.Since(start))
 				}
 			}
-			if took := time.Since(start); took > 3*time.Second {
+			if took := time.Since(start); took > 30*time.Second {
 				t.Fatalf("waitOrStop took %v", took)
 			}
 		})

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -129,62 +128,6 @@ func checkInvariants(t *testing.T, what string, v stateView, prevEps float64) {
 	}
 }
 
-// killInRound starts the trainer and kills it at a random instant of a
-// round chosen by watching its progress, not a clock, so that the kill
-// lands inside the run on a fast machine and a busy one alike: the child
-// traces its faultpoint hits to a pipe (faultpoint.TraceEnvVar); after the
-// k-th ledger commit (k in 2..4) the parent waits a random fraction of the
-// round that just ended (the time between commits k-1 and k) and kills it,
-// so the kill falls anywhere in the next round: sampling, clients, the
-// ledger's transaction, the release, the checkpoint, the metrics. Should
-// the child outrun that (a descheduled parent), it kills itself at commit
-// k+2, so every child is killed and none advances the run by more than
-// k+2 rounds. It returns the started command, the environment it set, and
-// whether the parent's kill was sent (read it after Wait; when false the
-// cap killed the child).
-func killInRound(t *testing.T, rng *rand.Rand, out *strings.Builder, args []string) (*exec.Cmd, []string, *atomic.Bool) {
-	t.Helper()
-	k := 2 + rng.IntN(3)
-	frac := rng.Float64()
-	env := []string{
-		fmt.Sprintf("%s=%s@%d", faultpoint.EnvVar, ledger.PointAppendCommitted, k+2),
-		faultpoint.TraceEnvVar + "=3",
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := child(env, args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.ExtraFiles = []*os.File{w}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	sent := new(atomic.Bool)
-	go func() {
-		defer r.Close()
-		sc := bufio.NewScanner(r)
-		commits, last := 0, time.Now()
-		for sc.Scan() {
-			if sc.Text() != ledger.PointAppendCommitted {
-				continue
-			}
-			commits++
-			now := time.Now()
-			if commits == k {
-				time.AfterFunc(time.Duration(frac*float64(now.Sub(last))), func() {
-					if cmd.Process.Kill() == nil {
-						sent.Store(true)
-					}
-				})
-			}
-			last = now
-		}
-	}()
-	return cmd, append(env, fmt.Sprintf("kill at %.2f of round %d", frac, k+1)), sent
-}
-
 func killedBySIGKILL(err error) bool {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {
@@ -223,23 +166,26 @@ func TestCrashLoop(t *testing.T) {
 					p := crashPoints[(i/2)%len(crashPoints)]
 					env = append(env, fmt.Sprintf("%s=%s@%d", faultpoint.EnvVar, p, 1+rng.IntN(4)))
 				}
+				cmd := child(env, crashArgs(state, extra...)...)
 				var out strings.Builder
-				var cmd *exec.Cmd
-				var sent *atomic.Bool
-				if named {
-					cmd = child(env, crashArgs(state, extra...)...)
-					cmd.Stdout, cmd.Stderr = &out, &out
-					if err := cmd.Start(); err != nil {
-						t.Fatal(err)
-					}
-				} else {
-					cmd, env, sent = killInRound(t, rng, &out, crashArgs(state, extra...))
+				cmd.Stdout, cmd.Stderr = &out, &out
+				var rk *roundKill
+				if !named {
+					rk = newRoundKill(t, rng)
+					rk.prepare(t, cmd)
+					env = append(env, rk.String())
+				}
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				if rk != nil {
+					rk.watch(cmd.Process)
 				}
 				err := cmd.Wait()
 				switch {
 				case killedBySIGKILL(err):
 					kills++
-					if sent != nil && sent.Load() {
+					if rk != nil && rk.sent.Load() {
 						instant++
 					}
 				case err == nil:

@@ -30,7 +30,7 @@ var netCrashRun = []string{"--dataset", "synthetic", "--model", "logreg", "--cli
 // netKill is one iteration of the kill loop: which role dies, and how.
 type netKill struct {
 	role  string // "server" or "shuffler"
-	point string // a fault point armed in that role only; "" for a kill after a random delay
+	point string // a fault point armed in that role only; "" for a kill at a random instant of a round (roundKill)
 	first int    // the first hit that may kill (1 + the hits before the run's rounds start)
 }
 
@@ -63,10 +63,23 @@ type netProc struct {
 
 func startNetProc(t *testing.T, name string, env []string, args ...string) *netProc {
 	t.Helper()
+	return startNetProcKill(t, name, env, nil, args...)
+}
+
+// startNetProcKill is startNetProc with rk (if not nil) killing the process
+// in a round it reaches.
+func startNetProcKill(t *testing.T, name string, env []string, rk *roundKill, args ...string) *netProc {
+	t.Helper()
 	p := &netProc{name: name, cmd: child(env, args...), out: &lockedWriter{b: &bytes.Buffer{}}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if rk != nil {
+		rk.prepare(t, p.cmd)
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if rk != nil {
+		rk.watch(p.cmd.Process)
 	}
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { p.cmd.Process.Kill(); <-p.done })
@@ -203,7 +216,7 @@ func checkNetInvariants(t *testing.T, what string, v netView, prevEps float64) {
 // TestNetworkedKillLoop runs the three roles as separate processes (the
 // commands server, shuffler and client, by hand) and kills the shuffler or
 // the server with SIGKILL, at the named fault points of netKills (armed in
-// that process only) and at random instants; after each kill the other
+// that process only) and at random instants of rounds (roundKill); after each kill the other
 // roles are stopped and the state is checked: the shuffler's ledger passes
 // its integrity check and debits no round and no batch twice, and every
 // batch the server received (its receipt log and its own ledger) is a
@@ -222,8 +235,9 @@ func TestNetworkedKillLoop(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	iter := 0
-	// start runs the three roles; env arms a fault point in role only.
-	start := func(role string, env []string) (srv, sh, cl *netProc) {
+	// start runs the three roles; env arms a fault point in role only, or
+	// rk kills role in a round.
+	start := func(role string, env []string, rk *roundKill) (srv, sh, cl *netProc) {
 		iter++
 		envOf := func(r string) []string {
 			if r == role {
@@ -231,14 +245,20 @@ func TestNetworkedKillLoop(t *testing.T) {
 			}
 			return nil
 		}
+		rkOf := func(r string) *roundKill {
+			if r == role {
+				return rk
+			}
+			return nil
+		}
 		srvAddr, shAddr := filepath.Join(dir, fmt.Sprintf("srv%d.addr", iter)), filepath.Join(dir, fmt.Sprintf("sh%d.addr", iter))
-		srv = startNetProc(t, "server", envOf("server"), append([]string{"server", "--listen", "127.0.0.1:0", "--addr-file", srvAddr,
+		srv = startNetProcKill(t, "server", envOf("server"), rkOf("server"), append([]string{"server", "--listen", "127.0.0.1:0", "--addr-file", srvAddr,
 			"--state", srvState, "--pki", filepath.Join(pkiDir, "server")}, netCrashRun...)...)
 		sa := waitNetAddr(t, srvAddr, srv)
 		if sa == "" {
 			return srv, nil, nil
 		}
-		sh = startNetProc(t, "shuffler", envOf("shuffler"), "shuffler", "--listen", "127.0.0.1:0", "--addr-file", shAddr,
+		sh = startNetProcKill(t, "shuffler", envOf("shuffler"), rkOf("shuffler"), "shuffler", "--listen", "127.0.0.1:0", "--addr-file", shAddr,
 			"--server", sa, "--state", shufState, "--pki", filepath.Join(pkiDir, "shuffler"), "--release-when-complete")
 		ha := waitNetAddr(t, shAddr, sh)
 		if ha == "" {
@@ -257,10 +277,13 @@ func TestNetworkedKillLoop(t *testing.T) {
 	for i := range loops {
 		k := netKills[i]
 		var env []string
+		var rk *roundKill
 		if k.point != "" {
 			env = []string{fmt.Sprintf("%s=%s@%d", faultpoint.EnvVar, k.point, k.first+rng.IntN(3))}
+		} else {
+			rk = newRoundKill(t, rng)
 		}
-		srv, sh, cl := start(k.role, env)
+		srv, sh, cl := start(k.role, env, rk)
 		if finishedAtStart(srv) {
 			// The previous iteration's run reached its last round: the
 			// server says so and exits 0 without listening; nothing is
@@ -272,9 +295,6 @@ func TestNetworkedKillLoop(t *testing.T) {
 		victim := map[string]*netProc{"server": srv, "shuffler": sh}[k.role]
 		if victim == nil {
 			t.Fatalf("iteration %d: %s did not start\n%s", i, k.role, srv.out)
-		}
-		if k.point == "" {
-			time.AfterFunc(time.Duration(100+rng.IntN(500))*time.Millisecond, func() { victim.cmd.Process.Kill() })
 		}
 		select {
 		case <-victim.done:
@@ -293,6 +313,9 @@ func TestNetworkedKillLoop(t *testing.T) {
 		}
 		v := readNetState(t, shufState, srvState)
 		what := fmt.Sprintf("iteration %d (kill %s at %q, killed %v)", i, k.role, k.point, killed)
+		if rk != nil {
+			what = fmt.Sprintf("iteration %d (kill %s: %v; killed %v, by the parent %v)", i, k.role, rk, killed, rk.sent.Load())
+		}
 		checkNetInvariants(t, what, v, prevEps)
 		prevEps = v.epsilon
 		t.Logf("%s: ledger %d rounds, %d receipts, epsilon %.4f", what, v.rounds, len(v.received), v.epsilon)
@@ -302,7 +325,7 @@ func TestNetworkedKillLoop(t *testing.T) {
 	}
 	// The final run completes (or, when the loop already finished the
 	// run, the server says so at start and exits 0 without listening).
-	srv, sh, cl := start("", nil)
+	srv, sh, cl := start("", nil, nil)
 	select {
 	case <-srv.done:
 	case <-time.After(3 * time.Minute):
