@@ -350,7 +350,9 @@ func randomID(t testing.TB) [protocol.ReportIDSize]byte {
 // round as a complete round, and the dummies are counted in the shuffler's
 // own stats only.
 func TestDroppedAndSlowClients(t *testing.T) {
-	const timeout = 400 * time.Millisecond
+	// Long enough that round 3's submissions, the slow one after a pause
+	// of timeout/8, reach the shuffler before its deadline on a busy machine.
+	const timeout = 1500 * time.Millisecond
 	r := newAttackRig(t, rigOptions{n: 10, k: 4, rounds: 3, timeout: timeout, atDeadline: true})
 	ctx := context.Background()
 	w := r.work(ctx)
@@ -383,7 +385,7 @@ func TestDroppedAndSlowClients(t *testing.T) {
 	if ack := r.submit(ctx, a3.Round, reps[:3]); ack.Accepted != 3 {
 		t.Fatalf("round 3: %v", ack)
 	}
-	time.Sleep(timeout / 4)
+	time.Sleep(timeout / 8)
 	if ack := r.submit(ctx, a3.Round, reps[3:]); ack.Accepted != 1 {
 		t.Fatalf("round 3, slow client: %v", ack)
 	}

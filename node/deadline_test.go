@@ -214,7 +214,7 @@ func TestShufflerModelTimeout(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the server at srv.example:7060 published no model after version 7 within 200ms (--model-timeout)") {
 		t.Fatalf("getModel: %v", err)
 	}
-	if took := time.Since(start); took > 5*time.Second {
+	if took := time.Since(start); took > 30*time.Second { // 200 ms, on a machine however busy
 		t.Fatalf("gave up after %v", took)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)

@@ -166,13 +166,18 @@ func TestLimitListener(t *testing.T) {
 			accepted <- c
 		}
 	}()
-	dialRead := func() error { // nil: open (read timed out); else the close
+	// dialRead dials and reads for wait: nil if the connection is still
+	// open then (the read timed out), else how it ended. A connection that
+	// must stay open is read briefly; one that must be closed is given long
+	// enough for the listener to run on a busy machine (the close ends the
+	// read at once).
+	dialRead := func(wait time.Duration) error {
 		c, err := net.Dial("tcp", raw.Addr().String())
 		if err != nil {
 			return err
 		}
 		t.Cleanup(func() { c.Close() })
-		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		c.SetReadDeadline(time.Now().Add(wait))
 		_, err = c.Read(make([]byte, 1))
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
 			return nil
@@ -180,18 +185,18 @@ func TestLimitListener(t *testing.T) {
 		return err
 	}
 	for i := range 2 {
-		if err := dialRead(); err != nil {
+		if err := dialRead(300 * time.Millisecond); err != nil {
 			t.Fatalf("connection %d within the limit: %v", i, err)
 		}
 	}
-	if err := dialRead(); err == nil {
-		t.Fatal("a third connection stayed open beyond the limit of 2")
+	if err := dialRead(30 * time.Second); err == nil {
+		t.Fatal("a third connection stayed open beyond the limit of 2 (30 s)")
 	}
 	if l.refused.Load() != 1 {
 		t.Fatalf("refused %d, want 1", l.refused.Load())
 	}
 	(<-accepted).Close()
-	if err := dialRead(); err != nil {
+	if err := dialRead(300 * time.Millisecond); err != nil {
 		t.Fatalf("after a close: %v", err)
 	}
 }
