@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -66,10 +66,10 @@ func TestLostLedgerRefused(t *testing.T) {
 	dir := t.TempDir()
 	pkiDir, shufState, srvState := filepath.Join(dir, "pki"), filepath.Join(dir, "shuffler"), filepath.Join(dir, "server")
 	creds := filepath.Join(dir, "creds.json")
-	if out, err := runCmd(t, newPKICmd, "init", "--dir", pkiDir); err != nil {
+	if out, err := runCmd(t, "pki", "init", "--dir", pkiDir); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if out, err := runCmd(t, newPKICmd, "enrol", "--dir", pkiDir, "--clients", "0:60", "--out", creds); err != nil {
+	if out, err := runCmd(t, "pki", "enrol", "--dir", pkiDir, "--clients", "0:60", "--out", creds); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	srvAddrFile := filepath.Join(dir, "srv.addr")

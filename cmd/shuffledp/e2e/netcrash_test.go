@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shuffledp/shuffledp/internal/clitest"
 	"github.com/shuffledp/shuffledp/internal/faultpoint"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/server"
@@ -228,10 +229,10 @@ func TestNetworkedKillLoop(t *testing.T) {
 	dir := t.TempDir()
 	pkiDir, shufState, srvState := filepath.Join(dir, "pki"), filepath.Join(dir, "shuffler"), filepath.Join(dir, "server")
 	creds := filepath.Join(dir, "creds.json")
-	if out, err := runCmd(t, newPKICmd, "init", "--dir", pkiDir); err != nil {
+	if out, err := runCmd(t, "pki", "init", "--dir", pkiDir); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if out, err := runCmd(t, newPKICmd, "enrol", "--dir", pkiDir, "--clients", "0:60", "--out", creds); err != nil {
+	if out, err := runCmd(t, "pki", "enrol", "--dir", pkiDir, "--clients", "0:60", "--out", creds); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	iter := 0
@@ -362,10 +363,10 @@ func TestNetworkedKillLoop(t *testing.T) {
 	}
 	v := readNetState(t, shufState, srvState)
 	checkNetInvariants(t, "final", v, prevEps)
-	if out, err := runCmd(t, newLedgerCmd, "check", "--state", shufState); err != nil {
+	if out, err := runCmd(t, "ledger", "check", "--state", shufState); err != nil {
 		t.Fatalf("ledger check: %v\n%s", err, out)
 	}
-	rounds, eps, _ := ledgerShowJSON(t, shufState)
+	rounds, eps, _ := clitest.LedgerShow(t, shufState)
 	if rounds != v.rounds || rounds < 30 {
 		t.Fatalf("ledger show: %d rounds; read %d; want >= 30", rounds, v.rounds)
 	}

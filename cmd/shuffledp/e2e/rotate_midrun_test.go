@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shuffledp/shuffledp/internal/clitest"
 	"github.com/shuffledp/shuffledp/pki"
 )
 
@@ -24,14 +25,14 @@ func TestRotateMidRun(t *testing.T) {
 	pkiDir, state, srvState := filepath.Join(dir, "pki"), filepath.Join(dir, "shuffler"), filepath.Join(dir, "server")
 	creds := filepath.Join(dir, "creds.json")
 	for _, args := range [][]string{{"init", "--dir", pkiDir}, {"enrol", "--dir", pkiDir, "--clients", "0:60", "--out", creds}} {
-		if out, err := runCmd(t, newPKICmd, args...); err != nil {
+		if out, err := runCmd(t, "pki", args...); err != nil {
 			t.Fatalf("pki %v: %v\n%s", args, err, out)
 		}
 	}
 	srv := startNetProc(t, "server", nil, append([]string{"server", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "srv.addr"),
-		"--state", srvState, "--pki", filepath.Join(pkiDir, "server"), "--epochs", "1"}, upRun...)...)
+		"--state", srvState, "--pki", filepath.Join(pkiDir, "server"), "--epochs", "1"}, clitest.UpRun...)...)
 	srvAddr := waitFile(t, filepath.Join(dir, "srv.addr"), srv.cmd, srv.out.b)
-	shAddr := freeAddr(t)
+	shAddr := clitest.FreeAddr(t)
 	shuffler := func() *netProc {
 		return startNetProc(t, "shuffler", nil, "shuffler", "--listen", shAddr, "--server", srvAddr, "--state", state,
 			"--pki", filepath.Join(pkiDir, "shuffler"), "--round-timeout", "300ms")
@@ -48,7 +49,7 @@ func TestRotateMidRun(t *testing.T) {
 	}
 	sh.stop(10 * time.Second)
 	before := snapshotFiles(t, pkiDir)
-	if out, err := runCmd(t, newPKICmd, "rotate", "--dir", pkiDir, "--role", "shuffler", "--revoke"); err != nil {
+	if out, err := runCmd(t, "pki", "rotate", "--dir", pkiDir, "--role", "shuffler", "--revoke"); err != nil {
 		t.Fatalf("rotate: %v\n%s", err, out)
 	}
 	for f, v := range snapshotFiles(t, pkiDir) {
@@ -72,7 +73,7 @@ func TestRotateMidRun(t *testing.T) {
 	if !strings.Contains(srv.out.String(), "stopped (epochs) after round 6") {
 		t.Fatalf("server output:\n%s", srv.out)
 	}
-	rounds, eps, _ := ledgerShowJSON(t, state)
+	rounds, eps, _ := clitest.LedgerShow(t, state)
 	// The ledger may hold one round more than the server applied (a batch
 	// debited when the shuffler was stopped is charged, never released).
 	if want := upAccountEpsilon(t, strconv.FormatInt(rounds, 10)); rounds < 6 || rounds > 7 || eps != want {

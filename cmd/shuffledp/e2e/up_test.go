@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -12,35 +12,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shuffledp/shuffledp/internal/clitest"
 )
-
-// upRun is a tiny networked run: 60 clients, 10 per round, 3 epochs (18
-// rounds) of logistic regression on synthetic data.
-var upRun = []string{"--dataset", "synthetic", "--model", "logreg", "--clients", "60", "--sample", "10",
-	"--eps0", "2", "--eval-every", "6", "--no-progress"}
-
-// ledgerShowJSON returns `ledger show --state dir --json`'s rounds and epsilon.
-func ledgerShowJSON(t *testing.T, dir string) (rounds int64, eps, delta float64) {
-	t.Helper()
-	show, err := runCmd(t, newLedgerCmd, "show", "--state", dir, "--json")
-	if err != nil {
-		t.Fatalf("ledger show: %v\n%s", err, show)
-	}
-	var ls struct {
-		Rounds  int64   `json:"rounds"`
-		Epsilon float64 `json:"epsilon"`
-		Delta   float64 `json:"delta"`
-	}
-	if err := json.Unmarshal([]byte(show), &ls); err != nil {
-		t.Fatalf("%v\n%s", err, show)
-	}
-	return ls.Rounds, ls.Epsilon, ls.Delta
-}
 
 // upAccountEpsilon returns `account`'s epsilon for the run's event and steps.
 func upAccountEpsilon(t *testing.T, steps string) float64 {
 	t.Helper()
-	acc, err := runCmd(t, newAccountCmd, "--bound", "rdp-best", "--n", "60", "--k", "10", "--eps0", "2", "--steps", steps, "--delta", "1e-5", "--json")
+	acc, err := runCmd(t, "account", "--bound", "rdp-best", "--n", "60", "--k", "10", "--eps0", "2", "--steps", steps, "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatalf("account: %v\n%s", err, acc)
 	}
@@ -83,7 +62,7 @@ func lastMetrics(t *testing.T, path string) (map[string]any, int) {
 // the ledger debited.
 func TestUpInterruptResumeAgreesWithAccount(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "run")
-	args := append(append([]string{"up"}, upRun...), "--epochs", "3", "--state", state, "--client-processes", "2", "--release-when-complete")
+	args := append(append([]string{"up"}, clitest.UpRun...), "--epochs", "3", "--state", state, "--client-processes", "2", "--release-when-complete")
 
 	// First run: interrupt it once a round was released.
 	cmd := child(nil, args...)
@@ -117,7 +96,7 @@ func TestUpInterruptResumeAgreesWithAccount(t *testing.T) {
 	if n < 2 || last["round"] != float64(18) || last["epsilon"] == nil || last["test_accuracy"] == nil {
 		t.Fatalf("metrics: %d records, last %v", n, last)
 	}
-	rounds, eps, delta := ledgerShowJSON(t, state)
+	rounds, eps, delta := clitest.LedgerShow(t, state)
 	if rounds < 18 || delta != 1e-5 {
 		t.Fatalf("ledger show: %d rounds at delta %v, want >= 18 at 1e-5", rounds, delta)
 	}
@@ -157,10 +136,10 @@ func TestRolesByHand(t *testing.T) {
 	dir := t.TempDir()
 	pkiDir, state, srvState := filepath.Join(dir, "pki"), filepath.Join(dir, "shuffler"), filepath.Join(dir, "server")
 	creds := filepath.Join(dir, "creds.json")
-	if out, err := runCmd(t, newPKICmd, "init", "--dir", pkiDir); err != nil {
+	if out, err := runCmd(t, "pki", "init", "--dir", pkiDir); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if out, err := runCmd(t, newPKICmd, "enrol", "--dir", pkiDir, "--clients", "0:60", "--out", creds); err != nil {
+	if out, err := runCmd(t, "pki", "enrol", "--dir", pkiDir, "--clients", "0:60", "--out", creds); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	start := func(args ...string) (*exec.Cmd, *bytes.Buffer) {
@@ -174,7 +153,7 @@ func TestRolesByHand(t *testing.T) {
 		return c, &out
 	}
 	srvArgs := append([]string{"server", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "srv.addr"),
-		"--state", srvState, "--pki", filepath.Join(pkiDir, "server"), "--epochs", "1"}, upRun...)
+		"--state", srvState, "--pki", filepath.Join(pkiDir, "server"), "--epochs", "1"}, clitest.UpRun...)
 	srv, srvOut := start(srvArgs...)
 	srvAddr := waitFile(t, filepath.Join(dir, "srv.addr"), srv, srvOut)
 	sh, shOut := start("shuffler", "--listen", "127.0.0.1:0", "--addr-file", filepath.Join(dir, "sh.addr"),
@@ -196,7 +175,7 @@ func TestRolesByHand(t *testing.T) {
 	if !strings.Contains(clOut.String(), "60 reports accepted") {
 		t.Fatalf("client output:\n%s", clOut)
 	}
-	rounds, eps, _ := ledgerShowJSON(t, state)
+	rounds, eps, _ := clitest.LedgerShow(t, state)
 	if want := upAccountEpsilon(t, "6"); rounds != 6 || eps != want {
 		t.Fatalf("ledger show: %d rounds, epsilon %v; account over 6 rounds %v", rounds, eps, want)
 	}

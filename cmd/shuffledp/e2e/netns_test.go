@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shuffledp/shuffledp/internal/clitest"
 )
 
 // The three-host test's private network: a bridge in its own namespace
@@ -130,7 +132,7 @@ func TestThreeHostsNetns(t *testing.T) {
 	opDir := filepath.Join(dir, "operator")
 	os.MkdirAll(opDir, 0o700)
 	pkiDir := filepath.Join(opDir, "pki")
-	if out, err := runCmd(t, newPKICmd, "init", "--dir", pkiDir, "--hosts", netnsServerIP+","+netnsShufflerIP); err != nil {
+	if out, err := runCmd(t, "pki", "init", "--dir", pkiDir, "--hosts", netnsServerIP+","+netnsShufflerIP); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	srvPKI := filepath.Join(dir, "srv", "certs")
@@ -141,14 +143,14 @@ func TestThreeHostsNetns(t *testing.T) {
 	copyFiles(t, filepath.Join(pkiDir, "client"), cliDir, "ca.pem", "client.pem", "client.key")
 	for _, r := range []string{"0:30", "30:60"} {
 		out := filepath.Join(cliDir, "clients-"+strings.Replace(r, ":", "-", 1)+".json")
-		if o, err := runCmd(t, newPKICmd, "enrol", "--dir", pkiDir, "--clients", r, "--out", out); err != nil {
+		if o, err := runCmd(t, "pki", "enrol", "--dir", pkiDir, "--clients", r, "--out", out); err != nil {
 			t.Fatalf("%v\n%s", err, o)
 		}
 	}
 
 	start := func(host string, args ...string) (*exec.Cmd, *bytes.Buffer) {
-		c := exec.Command("ip", append([]string{"netns", "exec", pfx + "-" + host, os.Args[0]}, args...)...)
-		c.Env = append(os.Environ(), "SHUFFLEDP_TEST_MAIN=1")
+		c := exec.Command("ip", append([]string{"netns", "exec", pfx + "-" + host, clitest.Exe}, args...)...)
+		c.Env = os.Environ()
 		var out bytes.Buffer
 		c.Stdout, c.Stderr = &out, &out
 		if err := c.Start(); err != nil {
@@ -164,7 +166,7 @@ func TestThreeHostsNetns(t *testing.T) {
 	}
 	srvAddr, shfAddr := netnsServerIP+":7060", netnsShufflerIP+":7061"
 	srvArgs := append([]string{"server", "--listen", srvAddr, "--addr-file", filepath.Join(dir, "srv", "addr"),
-		"--state", filepath.Join(dir, "srv", "state"), "--pki", srvPKI, "--epochs", "1"}, upRun...)
+		"--state", filepath.Join(dir, "srv", "state"), "--pki", srvPKI, "--epochs", "1"}, clitest.UpRun...)
 	srv, srvOut := start("srv", srvArgs...)
 	waitFile(t, filepath.Join(dir, "srv", "addr"), srv, srvOut)
 	shfState := filepath.Join(dir, "shf", "state")
@@ -198,7 +200,7 @@ func TestThreeHostsNetns(t *testing.T) {
 	if !strings.Contains(shfOut.String(), "listening on "+shfAddr) {
 		t.Fatalf("the shuffler did not listen on its host's address\n%s", dump())
 	}
-	rounds, eps, delta := ledgerShowJSON(t, shfState)
+	rounds, eps, delta := clitest.LedgerShow(t, shfState)
 	if want := upAccountEpsilon(t, "6"); rounds != 6 || eps != want || delta != 1e-5 {
 		t.Fatalf("ledger show: %d rounds, epsilon %v at delta %g; account over 6 rounds %v\n%s", rounds, eps, delta, want, dump())
 	}

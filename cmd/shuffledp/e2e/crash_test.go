@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -23,26 +23,6 @@ import (
 	"github.com/shuffledp/shuffledp/statedir"
 	"github.com/shuffledp/shuffledp/training"
 )
-
-// The crash tests run the real command in child processes: the test
-// binary re-executes itself with SHUFFLEDP_TEST_MAIN=1 and runs the CLI's
-// root command with the given arguments (exactly what the shuffledp binary
-// does), so a child can be killed with SIGKILL like any process.
-func TestMain(m *testing.M) {
-	if os.Getenv("SHUFFLEDP_TEST_MAIN") == "1" {
-		rootCmd.SetArgs(os.Args[1:])
-		main()
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
-// child returns the command running `shuffledp args...` in a new process.
-func child(env []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), "SHUFFLEDP_TEST_MAIN=1"), env...)
-	return cmd
-}
 
 // crashArgs is a run of 200 rounds (20 epochs of 10), each fast enough that
 // a kill lands anywhere in the round (sampling, clients, the ledger's

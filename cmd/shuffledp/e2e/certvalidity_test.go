@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"crypto/rand"
@@ -83,7 +83,7 @@ func TestOwnCertificateValidityAtStart(t *testing.T) {
 				pkiDir := filepath.Join(dir, "pki")
 				creds := filepath.Join(dir, "creds.json")
 				for _, args := range [][]string{{"init", "--dir", pkiDir}, {"enrol", "--dir", pkiDir, "--clients", "0:20", "--out", creds}} {
-					if out, err := runCmd(t, newPKICmd, args...); err != nil {
+					if out, err := runCmd(t, "pki", args...); err != nil {
 						t.Fatalf("pki %v: %v\n%s", args, err, out)
 					}
 				}
@@ -94,13 +94,13 @@ func TestOwnCertificateValidityAtStart(t *testing.T) {
 				var err error
 				switch role {
 				case pki.RoleServer:
-					out, err = runCmd(t, newServerCmd, "--listen", "127.0.0.1:0", "--state", state, "--pki", bundle, "--dataset", "synthetic",
+					out, err = runCmd(t, "server", "--listen", "127.0.0.1:0", "--state", state, "--pki", bundle, "--dataset", "synthetic",
 						"--model", "logreg", "--clients", "20", "--sample", "5", "--eps0", "2", "--no-progress")
 				case pki.RoleShuffler:
-					out, err = runCmd(t, newShufflerCmd, "--listen", "127.0.0.1:0", "--state", state, "--pki", bundle, "--server", closedPort(t),
+					out, err = runCmd(t, "shuffler", "--listen", "127.0.0.1:0", "--state", state, "--pki", bundle, "--server", closedPort(t),
 						"--connect-timeout", "5s")
 				case pki.RoleClient:
-					out, err = runCmd(t, newClientCmd, "--shuffler", closedPort(t), "--server", closedPort(t), "--clients", "0:20",
+					out, err = runCmd(t, "client", "--shuffler", closedPort(t), "--server", closedPort(t), "--clients", "0:20",
 						"--pki", bundle, "--credentials", creds, "--connect-timeout", "5s")
 				}
 				file := filepath.Join(bundle, pki.CertFile(role))
@@ -127,7 +127,7 @@ func TestPeerCertificateExpired(t *testing.T) {
 			pkiDir := filepath.Join(dir, "pki")
 			creds := filepath.Join(dir, "creds.json")
 			for _, args := range [][]string{{"init", "--dir", pkiDir}, {"enrol", "--dir", pkiDir, "--clients", "0:20", "--out", creds}} {
-				if out, err := runCmd(t, newPKICmd, args...); err != nil {
+				if out, err := runCmd(t, "pki", args...); err != nil {
 					t.Fatalf("pki %v: %v\n%s", args, err, out)
 				}
 			}
@@ -158,7 +158,7 @@ func TestPeerCertificateExpired(t *testing.T) {
 			start := time.Now()
 			var out string
 			if role == pki.RoleServer {
-				out, err = runCmd(t, newShufflerCmd, "--listen", "127.0.0.1:0", "--state", filepath.Join(dir, "state"),
+				out, err = runCmd(t, "shuffler", "--listen", "127.0.0.1:0", "--state", filepath.Join(dir, "state"),
 					"--pki", filepath.Join(pkiDir, pki.RoleShuffler), "--server", addr, "--connect-timeout", "20s")
 			} else {
 				// The client asks the server first: a real one.
@@ -168,7 +168,7 @@ func TestPeerCertificateExpired(t *testing.T) {
 				srvAddr := waitFile(t, filepath.Join(dir, "srv.addr"), srv.cmd, srv.out.b)
 				defer srv.stop(10 * time.Second)
 				start = time.Now()
-				out, err = runCmd(t, newClientCmd, "--shuffler", addr, "--server", srvAddr, "--clients", "0:20",
+				out, err = runCmd(t, "client", "--shuffler", addr, "--server", srvAddr, "--clients", "0:20",
 					"--pki", filepath.Join(pkiDir, pki.RoleClient), "--credentials", creds, "--connect-timeout", "20s")
 			}
 			if err == nil || !strings.Contains(err.Error(), "has expired") || !strings.Contains(err.Error(), addr) {
@@ -187,14 +187,14 @@ func TestPeerCertificateExpired(t *testing.T) {
 // and refuses a malformed one naming the flag's value.
 func TestPKIRevokeCommand(t *testing.T) {
 	pkiDir := filepath.Join(t.TempDir(), "pki")
-	if out, err := runCmd(t, newPKICmd, "init", "--dir", pkiDir); err != nil {
+	if out, err := runCmd(t, "pki", "init", "--dir", pkiDir); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	old, err := x509.ParseCertificate(pemBlock(t, filepath.Join(pkiDir, pki.RoleServer, pki.CertFile(pki.RoleServer))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := runCmd(t, newPKICmd, "rotate", "--dir", pkiDir, "--role", "server", "--revoke")
+	out, err := runCmd(t, "pki", "rotate", "--dir", pkiDir, "--role", "server", "--revoke")
 	if err != nil || !strings.Contains(out, "revoked the replaced certificate") {
 		t.Fatalf("rotate --revoke: %v\n%s", err, out)
 	}
@@ -204,11 +204,11 @@ func TestPKIRevokeCommand(t *testing.T) {
 			t.Fatalf("%s's bundle: revocation list %q, %v; want serial %x", role, b, err, old.SerialNumber)
 		}
 	}
-	out, err = runCmd(t, newPKICmd, "revoke", "--dir", pkiDir, "--serial", old.SerialNumber.Text(16))
+	out, err = runCmd(t, "pki", "revoke", "--dir", pkiDir, "--serial", old.SerialNumber.Text(16))
 	if err != nil || !strings.Contains(out, "already revoked") {
 		t.Fatalf("revoke again: %v\n%s", err, out)
 	}
-	if _, err := runCmd(t, newPKICmd, "revoke", "--dir", pkiDir, "--serial", "zz"); err == nil || !strings.Contains(err.Error(), `"zz"`) {
+	if _, err := runCmd(t, "pki", "revoke", "--dir", pkiDir, "--serial", "zz"); err == nil || !strings.Contains(err.Error(), `"zz"`) {
 		t.Fatalf("revoke --serial zz: %v", err)
 	}
 	// The rotated server's bundle loads (its own serial is not listed).

@@ -1,4 +1,4 @@
-package main
+package browser
 
 import (
 	"bufio"
@@ -22,6 +22,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/shuffledp/shuffledp/internal/clitest"
 	"github.com/shuffledp/shuffledp/metrics"
 )
 
@@ -190,7 +191,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	t.Logf("prometheus ready at %v", time.Since(t0))
 	// 18 rounds released at a 250ms deadline, a fifth of the sampled
 	// clients dropping out of each round: dummies on the shuffler's page.
-	args := append(append([]string{"up"}, upRun...), "--epochs", "3", "--state", state, "--dashboard", "--prometheus",
+	args := append(append([]string{"up"}, clitest.UpRun...), "--epochs", "3", "--state", state, "--dashboard", "--prometheus",
 		"--round-timeout", "250ms", "--dropout", "0.2", "--target-epsilon", "7.5")
 	up := child(nil, args...)
 	var out syncBuffer
@@ -266,7 +267,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rounds, eps, delta := ledgerShowJSON(t, state)
+	rounds, eps, delta := clitest.LedgerShow(t, state)
 	m := regexp.MustCompile(`shuffler: (\d+) rounds released, \d+ discarded, \d+ reports accepted, \d+ forwarded \((\d+) dummies\)`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no shuffler summary in\n%s", out.String())
@@ -360,7 +361,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	// The rules' series, as the roles export them.
-	checkRuleSeries(t, filepath.Join("..", "..", "deploy", "rules.yml"), map[string]string{"server": srvExpo, "shuffler": shufExpo})
+	checkRuleSeries(t, filepath.Join(moduleRoot, "deploy", "rules.yml"), map[string]string{"server": srvExpo, "shuffler": shufExpo})
 
 	if prom != nil {
 		checkRulesOnRun(t, prom, eps, shuf, recs)
@@ -388,7 +389,7 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Errorf("%s: %d bytes, PNG %v; want a PNG under 200 KB", shot.file, len(png), bytes.HasPrefix(png, []byte("\x89PNG")))
 		}
 		if os.Getenv("SHUFFLEDP_UPDATE_SCREENSHOT") == "1" {
-			if err := os.WriteFile(filepath.Join("..", "..", "docs", shot.file), png, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(moduleRoot, "docs", shot.file), png, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -485,7 +486,7 @@ func TestShufflerOperatorPagesStayOnLoopback(t *testing.T) {
 	state := filepath.Join(dir, "shuf")
 	for _, flag := range []string{"--http", "--metrics-listen"} {
 		for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
-			out, err := runCmd(t, newShufflerCmd, "--state", state, "--pki", filepath.Join(dir, "nopki"), "--server", "127.0.0.1:1", flag, addr)
+			out, err := runCmd(t, "shuffler", "--state", state, "--pki", filepath.Join(dir, "nopki"), "--server", "127.0.0.1:1", flag, addr)
 			if err == nil || !strings.Contains(err.Error(), "--expose-dummy-counts") || !strings.Contains(err.Error(), flag) {
 				t.Errorf("shuffler %s %s: %v\n%s", flag, addr, err, out)
 			}
@@ -495,7 +496,7 @@ func TestShufflerOperatorPagesStayOnLoopback(t *testing.T) {
 		}
 		// Acknowledged, the address passes this check (and the start fails
 		// later, on the missing PKI bundle).
-		_, err := runCmd(t, newShufflerCmd, "--state", state, "--pki", filepath.Join(dir, "nopki"), "--server", "127.0.0.1:1", flag, "0.0.0.0:0", "--expose-dummy-counts")
+		_, err := runCmd(t, "shuffler", "--state", state, "--pki", filepath.Join(dir, "nopki"), "--server", "127.0.0.1:1", flag, "0.0.0.0:0", "--expose-dummy-counts")
 		if err == nil || strings.Contains(err.Error(), "expose-dummy-counts") {
 			t.Errorf("shuffler %s 0.0.0.0:0 --expose-dummy-counts: %v, want the PKI error", flag, err)
 		}
@@ -526,7 +527,7 @@ func startPrometheus(t *testing.T, dir string) *prometheusServer {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rules, err := filepath.Abs(filepath.Join("..", "..", "deploy", "rules.yml"))
+	rules, err := filepath.Abs(filepath.Join(moduleRoot, "deploy", "rules.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,7 +538,7 @@ func startPrometheus(t *testing.T, dir string) *prometheusServer {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := &prometheusServer{addr: freeAddr(t), dir: dir}
+	p := &prometheusServer{addr: clitest.FreeAddr(t), dir: dir}
 	cmd := exec.Command(exe, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		"--web.listen-address="+p.addr, "--log.level=warn")
 	var out syncBuffer

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -173,7 +173,7 @@ func TestUpKilledLeavesNoChild(t *testing.T) {
 func TestRefusedStartLeavesNoState(t *testing.T) {
 	dir := t.TempDir()
 	pkiDir := filepath.Join(dir, "pki")
-	if out, err := runCmd(t, newPKICmd, "init", "--dir", pkiDir); err != nil {
+	if out, err := runCmd(t, "pki", "init", "--dir", pkiDir); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -200,12 +200,10 @@ func TestRefusedStartLeavesNoState(t *testing.T) {
 			state := filepath.Join(dir, "state"+strconv.Itoa(i))
 			metrics := filepath.Join(dir, "metrics"+strconv.Itoa(i)+".jsonl")
 			args := []string{"--state", state, "--pki", filepath.Join(pkiDir, c.cmd)}
-			newCmd := newShufflerCmd
 			if c.cmd == "server" {
-				newCmd = newServerCmd
 				args = append(append(args, run...), "--metrics", metrics)
 			}
-			out, err := runCmd(t, newCmd, append(args, c.args...)...)
+			out, err := runCmd(t, c.cmd, append(args, c.args...)...)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("%s %v: %v, want an error naming %q\n%s", c.cmd, c.args, err, c.want, out)
 			}
@@ -233,7 +231,7 @@ func TestClientLifecycle(t *testing.T) {
 		{"init", "--dir", pkiDir}, {"enrol", "--dir", pkiDir, "--clients", "0:20", "--out", creds},
 		{"init", "--dir", otherPKI}, {"enrol", "--dir", otherPKI, "--clients", "0:20", "--out", forged},
 	} {
-		if out, err := runCmd(t, newPKICmd, args...); err != nil {
+		if out, err := runCmd(t, "pki", args...); err != nil {
 			t.Fatalf("pki %v: %v\n%s", args, err, out)
 		}
 	}
@@ -319,7 +317,7 @@ func TestServerLossEndsTheRun(t *testing.T) {
 	dir := t.TempDir()
 	pkiDir, creds := filepath.Join(dir, "pki"), filepath.Join(dir, "creds.json")
 	for _, args := range [][]string{{"init", "--dir", pkiDir}, {"enrol", "--dir", pkiDir, "--clients", "0:20", "--out", creds}} {
-		if out, err := runCmd(t, newPKICmd, args...); err != nil {
+		if out, err := runCmd(t, "pki", args...); err != nil {
 			t.Fatalf("pki %v: %v\n%s", args, err, out)
 		}
 	}

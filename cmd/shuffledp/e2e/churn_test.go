@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shuffledp/shuffledp/internal/clitest"
 	"github.com/shuffledp/shuffledp/ledger"
 )
 
@@ -31,18 +31,6 @@ const (
 	churnN      = 20
 	churnK      = 5
 )
-
-// freeAddr returns a loopback address with a port that was free a moment
-// ago (the roles are restarted on the same addresses).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // supervised is one role the churn supervisor keeps running: it restarts
 // the process whenever it exits, until stopped.
@@ -104,10 +92,10 @@ func TestChurn(t *testing.T) {
 	start := time.Now()
 	dir := t.TempDir()
 	pkiDir, shufState, srvState := filepath.Join(dir, "pki"), filepath.Join(dir, "shuffler"), filepath.Join(dir, "server")
-	if out, err := runCmd(t, newPKICmd, "init", "--dir", pkiDir); err != nil {
+	if out, err := runCmd(t, "pki", "init", "--dir", pkiDir); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	srvAddr, shAddr, metricsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	srvAddr, shAddr, metricsAddr := clitest.FreeAddr(t), clitest.FreeAddr(t), clitest.FreeAddr(t)
 	roles := []*supervised{
 		{name: "server", args: append([]string{"server", "--listen", srvAddr, "--state", srvState, "--pki", filepath.Join(pkiDir, "server")}, churnRun...)},
 		{name: "shuffler", args: []string{"shuffler", "--listen", shAddr, "--server", srvAddr, "--state", shufState, "--pki", filepath.Join(pkiDir, "shuffler"),
@@ -116,7 +104,7 @@ func TestChurn(t *testing.T) {
 	for p := range 4 {
 		lo, hi := p*churnN/4, (p+1)*churnN/4
 		creds := filepath.Join(dir, fmt.Sprintf("creds-%d.json", p))
-		if out, err := runCmd(t, newPKICmd, "enrol", "--dir", pkiDir, "--clients", fmt.Sprintf("%d:%d", lo, hi), "--out", creds); err != nil {
+		if out, err := runCmd(t, "pki", "enrol", "--dir", pkiDir, "--clients", fmt.Sprintf("%d:%d", lo, hi), "--out", creds); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
 		roles = append(roles, &supervised{name: fmt.Sprintf("client %d:%d", lo, hi), args: []string{"client", "--shuffler", shAddr,
@@ -209,7 +197,7 @@ func TestChurn(t *testing.T) {
 
 	v := readNetState(t, shufState, srvState)
 	checkNetInvariants(t, "churn", v, 0)
-	if out, err := runCmd(t, newLedgerCmd, "check", "--state", shufState); err != nil {
+	if out, err := runCmd(t, "ledger", "check", "--state", shufState); err != nil {
 		t.Fatalf("ledger check: %v\n%s", err, out)
 	}
 	// Every debit is a complete round of k of n.
@@ -224,7 +212,7 @@ func TestChurn(t *testing.T) {
 			t.Fatalf("the server received round %d with %d reports, want %d", r.Round, r.Reports, churnK)
 		}
 	}
-	rounds, eps, _ := ledgerShowJSON(t, shufState)
+	rounds, eps, _ := clitest.LedgerShow(t, shufState)
 	if rounds != v.rounds || rounds < churnRounds {
 		t.Fatalf("ledger show: %d rounds; read %d; want >= %d", rounds, v.rounds, churnRounds)
 	}
@@ -340,7 +328,7 @@ func ledgerEntries(t *testing.T, state string) []ledger.Entry {
 // RDP route the ledger composes (--bound rdp-best).
 func churnAccount(t *testing.T, rounds int64) float64 {
 	t.Helper()
-	acc, err := runCmd(t, newAccountCmd, "--bound", "rdp-best", "--n", strconv.Itoa(churnN), "--k", strconv.Itoa(churnK), "--eps0", "2",
+	acc, err := runCmd(t, "account", "--bound", "rdp-best", "--n", strconv.Itoa(churnN), "--k", strconv.Itoa(churnK), "--eps0", "2",
 		"--steps", strconv.FormatInt(rounds, 10), "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatalf("account: %v\n%s", err, acc)

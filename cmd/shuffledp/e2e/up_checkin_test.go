@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shuffledp/shuffledp/internal/clitest"
 )
 
 // TestUpCheckInDropout runs a networked check-in run with `up` and the
@@ -40,8 +42,8 @@ func TestUpCheckInDropout(t *testing.T) {
 	if n[1]+n[3] != n[2] || n[3] < dropped || dropped == 0 {
 		t.Fatalf("%d accepted + %d dummies for %d forwarded; %d dropped out\n%s", n[1], n[3], n[2], dropped, out)
 	}
-	rounds, eps, _ := ledgerShowJSON(t, state)
-	acc, err := runCmd(t, newAccountCmd, "--bound", "rdp-best", "--mechanism", "checkin-gaussian", "--n", "60", "--rate", "0.6", "--sigma", "2",
+	rounds, eps, _ := clitest.LedgerShow(t, state)
+	acc, err := runCmd(t, "account", "--bound", "rdp-best", "--mechanism", "checkin-gaussian", "--n", "60", "--rate", "0.6", "--sigma", "2",
 		"--adjacency", "replace-one", "--steps", strconv.FormatInt(rounds, 10), "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatalf("account: %v\n%s", err, acc)

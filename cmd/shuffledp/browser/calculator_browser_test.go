@@ -1,10 +1,11 @@
-package main
+package browser
 
 import (
 	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -22,6 +23,7 @@ import (
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/calculator"
 	"github.com/shuffledp/shuffledp/calculator/site"
+	"github.com/shuffledp/shuffledp/internal/clitest"
 )
 
 // The calculator's settings checked in a real browser: each is opened by
@@ -112,10 +114,11 @@ func findChromium() string {
 }
 
 // startCalculator runs `calculator --listen 127.0.0.1:0` with a module
-// built once for the test and returns the page's URL.
+// built once for the test and returns the page's URL; the process is killed
+// when the test ends.
 func startCalculator(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs(moduleRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,23 +128,22 @@ func startCalculator(t *testing.T, ctx context.Context) string {
 		t.Fatal(err)
 	}
 	t.Logf("built the WebAssembly module in %v", time.Since(start).Round(time.Millisecond))
-	pr, pw := io.Pipe()
-	cmd := newCalculatorCmd()
-	cmd.SetOut(pw)
-	cmd.SetErr(io.Discard)
-	cmd.SetArgs([]string{"--listen", "127.0.0.1:0", "--wasm", wasm})
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx); pw.Close() }()
+	cmd := child(nil, "calculator", "--listen", "127.0.0.1:0", "--wasm", wasm)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	pr, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil {
-		t.Fatalf("calculator printed no address: %v (%v)", err, <-done)
+		t.Fatalf("calculator printed no address: %v (%v)\n%s", err, cmd.Wait(), stderr.String())
 	}
 	go io.Copy(io.Discard, pr)
-	t.Cleanup(func() {
-		if err := <-done; err != nil {
-			t.Errorf("calculator --listen: %v", err)
-		}
-	})
 	const prefix = "serving the calculator on "
 	if !strings.HasPrefix(line, prefix) {
 		t.Fatalf("calculator printed %q, want %q...", line, prefix)
@@ -163,9 +165,7 @@ func TestCalculatorInBrowser(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srvCtx, stopServer := context.WithCancel(ctx)
-	base := startCalculator(t, srvCtx)
-	t.Cleanup(stopServer) // runs before startCalculator's wait for the command
+	base := startCalculator(t, ctx)
 
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(900, 1400))
@@ -255,8 +255,9 @@ func TestCalculatorInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, cliErr := runCmd(t, newAccountCmd, append(cq.Args(), "--json", "--bound", "all")...)
-		if cliErr == nil || page.Error != cliErr.Error() {
+		_, cliErr := runCmd(t, "account", append(cq.Args(), "--json", "--bound", "all")...)
+		var ee *clitest.ExitError
+		if !errors.As(cliErr, &ee) || page.Error != ee.Message() {
 			t.Errorf("page shows error %q, the command says %v", page.Error, cliErr)
 		}
 	})
@@ -325,7 +326,7 @@ type cliAccount struct {
 
 func accountJSONForTest(t *testing.T, args []string) cliAccount {
 	t.Helper()
-	out, err := runCmd(t, newAccountCmd, append(args, "--json", "--bound", "all")...)
+	out, err := runCmd(t, "account", append(args, "--json", "--bound", "all")...)
 	if err != nil {
 		t.Fatalf("account %v: %v", args, err)
 	}
@@ -430,7 +431,7 @@ func checkPageAgainstCLI(t *testing.T, page pageState, cli cliAccount, wantInter
 		if mid.Steps != fmt.Sprint(want[len(want)/2]) {
 			t.Fatalf("curve point %d is at %s rounds, want %d", len(want)/2, mid.Steps, want[len(want)/2])
 		}
-		out, err := runCmd(t, newAccountCmd, append(slices.Clone(queryArgs(t, page.Search)), "--json", "--steps", mid.Steps)...)
+		out, err := runCmd(t, "account", append(slices.Clone(queryArgs(t, page.Search)), "--json", "--steps", mid.Steps)...)
 		if err != nil {
 			t.Fatal(err)
 		}

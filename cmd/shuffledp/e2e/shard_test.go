@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/clitest"
 	"github.com/shuffledp/shuffledp/internal/pgtest"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/shard"
@@ -53,10 +54,10 @@ func TestShardedShufflersKill9(t *testing.T) {
 	url := pg.URL(db)
 	dir := t.TempDir()
 	pkiDir, creds := filepath.Join(dir, "pki"), filepath.Join(dir, "creds.json")
-	if out, err := runCmd(t, newPKICmd, "init", "--dir", pkiDir); err != nil {
+	if out, err := runCmd(t, "pki", "init", "--dir", pkiDir); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if out, err := runCmd(t, newPKICmd, "enrol", "--dir", pkiDir, "--clients", "0:24", "--out", creds); err != nil {
+	if out, err := runCmd(t, "pki", "enrol", "--dir", pkiDir, "--clients", "0:24", "--out", creds); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	srvAddrFile := filepath.Join(dir, "srv.addr")
@@ -71,7 +72,7 @@ func TestShardedShufflersKill9(t *testing.T) {
 	addrs := make([]string, 3)
 	active := make([]*netProc, 3)
 	for i := range 3 {
-		addrs[i] = freeAddr(t)
+		addrs[i] = clitest.FreeAddr(t)
 		active[i] = shuffler(i, fmt.Sprintf("shuffler%d", i), addrs[i])
 		if a := waitNetAddr(t, filepath.Join(dir, fmt.Sprintf("shuffler%d.addr", i)), active[i]); a != addrs[i] {
 			t.Fatalf("shuffler %d listens on %q, want %s\n%s", i, a, addrs[i], active[i].out)
@@ -195,7 +196,7 @@ func TestShardedShufflersKill9(t *testing.T) {
 		t.Logf("shard %d: %d ledger rows, epsilon %.6g", i, len(entries), s.Epsilon)
 	}
 	// `ledger shards` reports the same, and the maximum.
-	out, err := runCmd(t, newLedgerCmd, "shards", "--ledger", url, "--json")
+	out, err := runCmd(t, "ledger", "shards", "--ledger", url, "--json")
 	if err != nil {
 		t.Fatalf("ledger shards: %v\n%s", err, out)
 	}
@@ -206,11 +207,11 @@ func TestShardedShufflersKill9(t *testing.T) {
 	if shown.Run != run || len(shown.Shards) != 3 || shown.Epsilon != rep.Epsilon || shown.Shards[1].Rounds != rep.Shards[1].Rounds {
 		t.Errorf("ledger shards: %+v, want %+v", shown, rep)
 	}
-	if text, err := runCmd(t, newLedgerCmd, "shards", "--ledger", url); err != nil || !strings.Contains(text, "max over 3 shards") {
+	if text, err := runCmd(t, "ledger", "shards", "--ledger", url); err != nil || !strings.Contains(text, "max over 3 shards") {
 		t.Errorf("ledger shards: %v\n%s", err, text)
 	}
 	// The server's own ledger records every round as one shard's round.
-	srvRounds, srvEps, _ := ledgerShowJSON(t, filepath.Join(dir, "server"))
+	srvRounds, srvEps, _ := clitest.LedgerShow(t, filepath.Join(dir, "server"))
 	want20, err := event.Epsilon([]event.Composed{{Event: ev, Count: 20}}, "", 1e-5, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -259,10 +260,10 @@ func TestUpShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	url, dir := pg.URL(db), t.TempDir()
-	if _, err := runCmd(t, newUpCmd, append([]string{"--state", filepath.Join(dir, "refused"), "--shards", "3"}, shardRun...)...); err == nil || !strings.Contains(err.Error(), "--ledger postgres://") {
+	if _, err := runCmd(t, "up", append([]string{"--state", filepath.Join(dir, "refused"), "--shards", "3"}, shardRun...)...); err == nil || !strings.Contains(err.Error(), "--ledger postgres://") {
 		t.Fatalf("up --shards without a PostgreSQL ledger: %v", err)
 	}
-	if _, err := runCmd(t, newUpCmd, append([]string{"--state", filepath.Join(dir, "refused2"), "--standby"}, shardRun...)...); err == nil || !strings.Contains(err.Error(), "--standby needs --shards") {
+	if _, err := runCmd(t, "up", append([]string{"--state", filepath.Join(dir, "refused2"), "--standby"}, shardRun...)...); err == nil || !strings.Contains(err.Error(), "--standby needs --shards") {
 		t.Fatalf("up --standby without shards: %v", err)
 	}
 	up := startNetProc(t, "up", nil, append([]string{"up", "--state", filepath.Join(dir, "up"), "--shards", "3", "--standby", "--ledger", url,
@@ -324,7 +325,7 @@ func TestUpShards(t *testing.T) {
 			t.Errorf("shard %d's standby served while its active replica lived\n%s", i, out)
 		}
 	}
-	text, err := runCmd(t, newLedgerCmd, "shards", "--ledger", url, "--json")
+	text, err := runCmd(t, "ledger", "shards", "--ledger", url, "--json")
 	if err != nil {
 		t.Fatalf("ledger shards: %v\n%s", err, text)
 	}
