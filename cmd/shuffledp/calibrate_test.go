@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,12 +45,7 @@ func TestCalibrateProperty(t *testing.T) {
 	// The LDP mechanisms' cases calibrate against best-no-pld (the first,
 	// exact stage of "best"); TestCalibrateBestPLD covers the PLD stage.
 	ldp := []string{"--mechanism", "subsampled-shuffle", "--n", "1e6", "--delta", "1e-8", "--bound", "best-no-pld"}
-	for _, c := range []struct {
-		base   []string
-		solve  string
-		fixed  []string
-		target float64
-	}{
+	for _, c := range []calibrateCase{
 		{sg, "sigma", []string{"--steps", "100"}, 0.5},
 		{sg, "sigma", []string{"--steps", "100"}, 4},
 		{sg, "sigma", []string{"--steps", "1"}, 0.01},
@@ -66,46 +62,67 @@ func TestCalibrateProperty(t *testing.T) {
 		{ldp, "k", []string{"--eps0", "2", "--steps", "100000"}, 1},
 		{[]string{"--mechanism", "shuffle", "--n", "1e5", "--delta", "1e-6", "--steps", "1", "--bound", "best-no-pld"}, "eps0", nil, 1},
 	} {
-		tgt := strconv.FormatFloat(c.target, 'g', -1, 64)
-		args := append(append(append([]string{}, c.base...), c.fixed...), "--solve", c.solve, "--epsilon", tgt, "--json")
-		out, err := runCalibrate(t, args...)
-		if err != nil {
-			t.Errorf("%v: %v\n%s", args, err, out)
-			continue
+		// Each case is a search and two accountings of its own: run in
+		// parallel (the package's slowest test, on both cores).
+		t.Run(fmt.Sprintf("%s_%s_%g", c.base[1], c.solve, c.target), func(t *testing.T) {
+			t.Parallel()
+			c.check(t)
+		})
+	}
+}
+
+// calibrateCase is one case of TestCalibrateProperty: calibrate solves
+// for solve with the flags base and fixed, against the target epsilon.
+type calibrateCase struct {
+	base   []string
+	solve  string
+	fixed  []string
+	target float64
+}
+
+// check runs the case: the answer meets the target, account agrees, and one
+// step beyond spends more.
+func (c calibrateCase) check(t *testing.T) {
+	t.Helper()
+	tgt := strconv.FormatFloat(c.target, 'g', -1, 64)
+	args := append(append(append([]string{}, c.base...), c.fixed...), "--solve", c.solve, "--epsilon", tgt, "--json")
+	out, err := runCalibrate(t, args...)
+	if err != nil {
+		t.Errorf("%v: %v\n%s", args, err, out)
+		return
+	}
+	var v account.Calibration
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%v: not one JSON object: %v\n%s", args, err, out)
+	}
+	if v.Solve != c.solve || v.TargetEpsilon != c.target || !(v.Epsilon > 0 && v.Epsilon <= c.target) || v.Evaluations < 2 {
+		t.Errorf("%v: %+v", args, v)
+		return
+	}
+	acct := append(append([]string{}, c.base...), c.fixed...)
+	val := strconv.FormatFloat(v.Value, 'g', -1, 64)
+	if c.solve == "k" || c.solve == "steps" {
+		val = strconv.FormatInt(int64(v.Value), 10)
+	}
+	acct = append(acct, "--bound", account.BoundBestNoPLD) // calibrate's best
+	if e := accountEpsilon(t, append(acct, "--"+c.solve, val)...); e != v.Epsilon {
+		t.Errorf("%v: account at %s=%s gives %.17g, calibrate reported %.17g", args, c.solve, val, e, v.Epsilon)
+	}
+	// One step beyond the answer spends more than the target.
+	var beyond string
+	switch c.solve {
+	case "sigma":
+		beyond = strconv.FormatFloat(v.Value*(1-2e-6), 'g', -1, 64)
+	case "eps0", "rate":
+		beyond = strconv.FormatFloat(v.Value*(1+2e-6), 'g', -1, 64)
+	default:
+		beyond = strconv.FormatInt(int64(v.Value)+1, 10)
+		if v.NextEpsilon == nil || !(*v.NextEpsilon > c.target) {
+			t.Errorf("%v: next_epsilon %v, want > target", args, v.NextEpsilon)
 		}
-		var v account.Calibration
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
-			t.Fatalf("%v: not one JSON object: %v\n%s", args, err, out)
-		}
-		if v.Solve != c.solve || v.TargetEpsilon != c.target || !(v.Epsilon > 0 && v.Epsilon <= c.target) || v.Evaluations < 2 {
-			t.Errorf("%v: %+v", args, v)
-			continue
-		}
-		acct := append(append([]string{}, c.base...), c.fixed...)
-		val := strconv.FormatFloat(v.Value, 'g', -1, 64)
-		if c.solve == "k" || c.solve == "steps" {
-			val = strconv.FormatInt(int64(v.Value), 10)
-		}
-		acct = append(acct, "--bound", account.BoundBestNoPLD) // calibrate's best
-		if e := accountEpsilon(t, append(acct, "--"+c.solve, val)...); e != v.Epsilon {
-			t.Errorf("%v: account at %s=%s gives %.17g, calibrate reported %.17g", args, c.solve, val, e, v.Epsilon)
-		}
-		// One step beyond the answer spends more than the target.
-		var beyond string
-		switch c.solve {
-		case "sigma":
-			beyond = strconv.FormatFloat(v.Value*(1-2e-6), 'g', -1, 64)
-		case "eps0", "rate":
-			beyond = strconv.FormatFloat(v.Value*(1+2e-6), 'g', -1, 64)
-		default:
-			beyond = strconv.FormatInt(int64(v.Value)+1, 10)
-			if v.NextEpsilon == nil || !(*v.NextEpsilon > c.target) {
-				t.Errorf("%v: next_epsilon %v, want > target", args, v.NextEpsilon)
-			}
-		}
-		if e := accountEpsilon(t, append(acct, "--"+c.solve, beyond)...); !(e > c.target) {
-			t.Errorf("%v: %s=%s (beyond the answer %s) still meets the target: epsilon %g", args, c.solve, beyond, val, e)
-		}
+	}
+	if e := accountEpsilon(t, append(acct, "--"+c.solve, beyond)...); !(e > c.target) {
+		t.Errorf("%v: %s=%s (beyond the answer %s) still meets the target: epsilon %g", args, c.solve, beyond, val, e)
 	}
 }
 
@@ -131,54 +148,57 @@ func TestCalibrateBestPLD(t *testing.T) {
 		{ss, "eps0", []string{"--k", "100", "--steps", "10"}, 1, true},
 		{sgm, "sigma", []string{"--steps", "10"}, 1, false},
 	} {
-		args := append(append(append([]string{}, c.base...), c.fixed...), "--solve", c.solve,
-			"--epsilon", strconv.FormatFloat(c.target, 'g', -1, 64), "--json")
-		out, err := runCalibrate(t, args...)
-		if err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, out)
-		}
-		var best account.Calibration
-		if err := json.Unmarshal([]byte(out), &best); err != nil {
-			t.Fatal(err)
-		}
-		if best.NoPLDValue == nil {
-			t.Fatalf("%v: no no_pld_value\n%s", args, out)
-		}
-		cheapVal := *best.NoPLDValue
-		if c.more && best.Value < cheapVal || !c.more && best.Value > cheapVal {
-			t.Errorf("%v: best %g is on the conservative side of best-no-pld's %g", args, best.Value, cheapVal)
-		}
-		// The first stage is best-no-pld's answer: account at it meets the
-		// target by best-no-pld (TestCalibrateProperty checks its optimality).
-		cheapArg := strconv.FormatFloat(cheapVal, 'g', -1, 64)
-		if e := accountEpsilon(t, append(append(append([]string{}, c.base...), c.fixed...), "--bound", "best-no-pld", "--"+c.solve, cheapArg)...); !(e <= c.target) {
-			t.Errorf("%v: best-no-pld at its answer %s: %g > target", args, cheapArg, e)
-		}
-		if !(best.Epsilon > 0 && best.Epsilon <= c.target) {
-			t.Errorf("%v: best's epsilon %g, target %g", args, best.Epsilon, c.target)
-		}
-		val := strconv.FormatFloat(best.Value, 'g', -1, 64)
-		acct := append(append(append([]string{}, c.base...), c.fixed...), "--bound", "best")
-		if e := accountEpsilon(t, append(acct, "--"+c.solve, val)...); e != best.Epsilon {
-			t.Errorf("%v: account --bound best at %s gives %.17g, calibrate reported %.17g", args, val, e, best.Epsilon)
-		}
-		var beyond string
-		switch {
-		case c.solve == "steps" || c.solve == "k":
-			beyond = strconv.FormatInt(int64(best.Value)+1, 10)
-		case c.more:
-			beyond = strconv.FormatFloat(best.Value*(1+1e-3), 'g', -1, 64)
-		default:
-			beyond = strconv.FormatFloat(best.Value*(1-1e-3), 'g', -1, 64)
-		}
-		e := accountEpsilon(t, append(acct, "--"+c.solve, beyond)...)
-		if !(e > c.target) {
-			t.Errorf("%v: %s=%s beyond the answer %s still meets the target: %g", args, c.solve, beyond, val, e)
-		}
-		if best.NextEpsilon != nil && *best.NextEpsilon != e {
-			t.Errorf("%v: next_epsilon %.17g, account --bound best at %s %.17g", args, *best.NextEpsilon, beyond, e)
-		}
-		t.Logf("%s: best-no-pld %g, best %g (%s, %d evaluations)", c.solve, cheapVal, best.Value, best.Winner, best.Evaluations)
+		t.Run(fmt.Sprintf("%s_%s_%g", c.base[1], c.solve, c.target), func(t *testing.T) {
+			t.Parallel() // three searches with PLD stages: on both cores
+			args := append(append(append([]string{}, c.base...), c.fixed...), "--solve", c.solve,
+				"--epsilon", strconv.FormatFloat(c.target, 'g', -1, 64), "--json")
+			out, err := runCalibrate(t, args...)
+			if err != nil {
+				t.Fatalf("%v: %v\n%s", args, err, out)
+			}
+			var best account.Calibration
+			if err := json.Unmarshal([]byte(out), &best); err != nil {
+				t.Fatal(err)
+			}
+			if best.NoPLDValue == nil {
+				t.Fatalf("%v: no no_pld_value\n%s", args, out)
+			}
+			cheapVal := *best.NoPLDValue
+			if c.more && best.Value < cheapVal || !c.more && best.Value > cheapVal {
+				t.Errorf("%v: best %g is on the conservative side of best-no-pld's %g", args, best.Value, cheapVal)
+			}
+			// The first stage is best-no-pld's answer: account at it meets the
+			// target by best-no-pld (TestCalibrateProperty checks its optimality).
+			cheapArg := strconv.FormatFloat(cheapVal, 'g', -1, 64)
+			if e := accountEpsilon(t, append(append(append([]string{}, c.base...), c.fixed...), "--bound", "best-no-pld", "--"+c.solve, cheapArg)...); !(e <= c.target) {
+				t.Errorf("%v: best-no-pld at its answer %s: %g > target", args, cheapArg, e)
+			}
+			if !(best.Epsilon > 0 && best.Epsilon <= c.target) {
+				t.Errorf("%v: best's epsilon %g, target %g", args, best.Epsilon, c.target)
+			}
+			val := strconv.FormatFloat(best.Value, 'g', -1, 64)
+			acct := append(append(append([]string{}, c.base...), c.fixed...), "--bound", "best")
+			if e := accountEpsilon(t, append(acct, "--"+c.solve, val)...); e != best.Epsilon {
+				t.Errorf("%v: account --bound best at %s gives %.17g, calibrate reported %.17g", args, val, e, best.Epsilon)
+			}
+			var beyond string
+			switch {
+			case c.solve == "steps" || c.solve == "k":
+				beyond = strconv.FormatInt(int64(best.Value)+1, 10)
+			case c.more:
+				beyond = strconv.FormatFloat(best.Value*(1+1e-3), 'g', -1, 64)
+			default:
+				beyond = strconv.FormatFloat(best.Value*(1-1e-3), 'g', -1, 64)
+			}
+			e := accountEpsilon(t, append(acct, "--"+c.solve, beyond)...)
+			if !(e > c.target) {
+				t.Errorf("%v: %s=%s beyond the answer %s still meets the target: %g", args, c.solve, beyond, val, e)
+			}
+			if best.NextEpsilon != nil && *best.NextEpsilon != e {
+				t.Errorf("%v: next_epsilon %.17g, account --bound best at %s %.17g", args, *best.NextEpsilon, beyond, e)
+			}
+			t.Logf("%s: best-no-pld %g, best %g (%s, %d evaluations)", c.solve, cheapVal, best.Value, best.Winner, best.Evaluations)
+		})
 	}
 }
 
