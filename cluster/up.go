@@ -48,6 +48,11 @@ type Config struct {
 	// Exe is the shuffledp binary whose server, shuffler and client
 	// commands are started (usually os.Executable()).
 	Exe string
+	// Launch, if not empty, is the command line that starts a role in
+	// place of Exe: each child runs Launch[0] with Launch[1:], then the
+	// role's name and flags (the Python API's launcher, whose roles are
+	// package federated's: the same flags as the binary's commands).
+	Launch []string
 	// State is the run's state directory, created with its missing
 	// parents.
 	State string
@@ -202,7 +207,7 @@ func Up(ctx context.Context, cfg Config) error {
 	if cfg.Shards > 1 {
 		srvArgs = append(srvArgs, fmt.Sprintf("--shards=%d", cfg.Shards))
 	}
-	srv, err := g.start(cfg.Exe, "server", srvArgs)
+	srv, err := g.start(cfg.command(), "server", srvArgs)
 	if err != nil {
 		return err
 	}
@@ -239,7 +244,7 @@ func Up(ctx context.Context, cfg Config) error {
 	if cfg.Shards > 1 {
 		return upShards(ctx, g, cfg, abs, pkiDir, enr, srv, srvAddr, shArgs)
 	}
-	shuf, err := g.start(cfg.Exe, "shuffler", shArgs)
+	shuf, err := g.start(cfg.command(), "shuffler", shArgs)
 	if err != nil {
 		return g.fail(err)
 	}
@@ -317,7 +322,7 @@ func startClient(g *group, cfg Config, abs, pkiDir string, enr *pki.Enroller, lo
 	if cfg.Metrics {
 		args = append(args, "--metrics-listen=127.0.0.1:0", "--metrics-addr-file="+filepath.Join(abs, fmt.Sprintf("client-%d-%d.metrics-addr", lo, hi)))
 	}
-	return g.start(cfg.Exe, fmt.Sprintf("client %d:%d", lo, hi), args)
+	return g.start(cfg.command(), fmt.Sprintf("client %d:%d", lo, hi), args)
 }
 
 // runGroup runs until the server exits (the run is over, or it failed), a
@@ -389,7 +394,7 @@ func upShards(ctx context.Context, g *group, cfg Config, abs, pkiDir string, enr
 		os.Remove(addrFile)
 		args := append([]string{base[0], "--listen=" + listen, "--addr-file=" + addrFile, "--state=" + filepath.Join(abs, dir),
 			"--ledger=" + cfg.Ledger, fmt.Sprintf("--shard=%d", i), fmt.Sprintf("--shards=%d", cfg.Shards)}, base[1:]...)
-		sh, err := g.start(cfg.Exe, name, args)
+		sh, err := g.start(cfg.command(), name, args)
 		if err != nil {
 			return nil, "", err
 		}
@@ -515,8 +520,17 @@ type group struct {
 	outMu     sync.Mutex
 }
 
-func (g *group) start(exe, name string, args []string) (*child, error) {
-	cmd := exec.Command(exe, args...)
+// command is the command line a role's name and flags follow: Launch, or
+// Exe.
+func (c Config) command() []string {
+	if len(c.Launch) > 0 {
+		return c.Launch
+	}
+	return []string{c.Exe}
+}
+
+func (g *group) start(command []string, name string, args []string) (*child, error) {
+	cmd := exec.Command(command[0], append(append([]string(nil), command[1:]...), args...)...)
 	cmd.SysProcAttr = childAttr()
 	cmd.Env = append(os.Environ(), g.env...)
 	out, err := cmd.StdoutPipe()

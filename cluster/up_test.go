@@ -21,7 +21,7 @@ func deafChildren(t *testing.T, g *group, n int) []*child {
 	dir := t.TempDir()
 	for i := range n {
 		ready := filepath.Join(dir, fmt.Sprint(i))
-		c, err := g.start("/bin/sh", "deaf", []string{"-c", `trap "" INT; : > "$0"; exec sleep 60`, ready})
+		c, err := g.start([]string{"/bin/sh"}, "deaf", []string{"-c", `trap "" INT; : > "$0"; exec sleep 60`, ready})
 		if err != nil {
 			t.Skip("no /bin/sh:", err)
 		}
@@ -152,5 +152,31 @@ func TestReplicas(t *testing.T) {
 	}
 	if len(w) != 3 || !w[s0] || !w[s1] || !w[s3] {
 		t.Errorf("waiting: %d replicas, want the standbys of shards 0 and 1 (no lease) and 3 (its active finished)", len(w))
+	}
+}
+
+// TestLaunchReplacesExe: with Launch, a role is started as Launch's
+// command line followed by the role's name and flags, not as Exe.
+func TestLaunchReplacesExe(t *testing.T) {
+	if got := (Config{Exe: "/bin/shuffledp"}).command(); len(got) != 1 || got[0] != "/bin/shuffledp" {
+		t.Fatalf("without Launch: %q", got)
+	}
+	out := filepath.Join(t.TempDir(), "argv")
+	cfg := Config{Exe: "/nonexistent", Launch: []string{"/bin/sh", "-c", `printf '%s\n' "$@" > "$0"`, out}}
+	g := &group{exited: make(chan *child, 8)}
+	c, err := g.start(cfg.command(), "server", []string{"server", "--listen=127.0.0.1:0"})
+	if err != nil {
+		t.Skip("no /bin/sh:", err)
+	}
+	<-c.done
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); got != "server\n--listen=127.0.0.1:0\n" {
+		t.Fatalf("the launched command got arguments %q", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/shuffledp/shuffledp/model"
 	"github.com/shuffledp/shuffledp/node"
 	"github.com/shuffledp/shuffledp/pki"
+	"github.com/shuffledp/shuffledp/server"
 	"github.com/shuffledp/shuffledp/statedir"
 	"github.com/shuffledp/shuffledp/training"
 )
@@ -70,6 +71,23 @@ type ServerConfig struct {
 	// Node is the node's configuration (ServerNode's, with Metrics if
 	// wanted); its directory, delta and target are the session's.
 	Node node.ServerConfig
+	// External, if not nil, makes the model the caller's (the Python
+	// API's server, docs/python-federated.md): no data set is loaded, the
+	// parameters start at its Theta0 (or the checkpoint's), its Update
+	// steps and its Evaluate evaluates.
+	External *External
+}
+
+// External is a server's model whose arithmetic is the caller's
+// (model.External).
+type External struct {
+	// Theta0 is the initial parameter vector (its length is the run's
+	// dimension).
+	Theta0 []float64
+	// Update is the server's step on each round's released mean;
+	// Evaluate, if not nil, evaluates the parameters at each evaluation.
+	Update   server.Update
+	Evaluate training.Evaluator
 }
 
 // Server is the server process: its state directory, the node (its
@@ -111,18 +129,28 @@ func OpenServer(ctx context.Context, c ServerConfig) (_ *Server, err error) {
 	if s.Node, err = node.NewServer(ncfg); err != nil {
 		return nil, err
 	}
-	spec := c.Options.DataSpec()
-	spec.TestOnly = true // the clients hold the training examples; the server evaluates only
-	_, test, err := data.Load(spec)
-	if err != nil {
-		return nil, err
+	var (
+		m    model.Model
+		test *data.Dataset
+		opts []training.Option
+	)
+	if c.External != nil {
+		if m, err = model.NewExternal(c.External.Theta0); err != nil {
+			return nil, err
+		}
+		opts = append(opts, training.WithExternal(c.External.Update, c.External.Evaluate))
+	} else {
+		spec := c.Options.DataSpec()
+		spec.TestOnly = true // the clients hold the training examples; the server evaluates only
+		if _, test, err = data.Load(spec); err != nil {
+			return nil, err
+		}
+		if m, err = model.New(c.Options.Model, test.Dim, test.Classes); err != nil {
+			return nil, err
+		}
+		m.Init(model.NewInitRNG(c.Options.Seed))
 	}
-	m, err := model.New(c.Options.Model, test.Dim, test.Classes)
-	if err != nil {
-		return nil, err
-	}
-	m.Init(model.NewInitRNG(c.Options.Seed))
-	if s.Trainer, s.Done, err = attachLoop(s.Session, s.Node, cfg, m, test); err != nil {
+	if s.Trainer, s.Done, err = attachLoop(s.Session, s.Node, cfg, m, test, opts...); err != nil {
 		return nil, err
 	}
 	s.Board = c.Node.Dashboard
@@ -154,7 +182,7 @@ func (s *Server) Close() error {
 // transport), its reports opened with the node's HPKE key, bound to the
 // session and restored from its checkpoint; the node then publishes the
 // run's configuration. It returns the rounds the checkpoint had completed.
-func attachLoop(session *statedir.Session, srv *node.Server, cfg training.Config, m model.Model, test *data.Dataset) (*training.Trainer, int, error) {
+func attachLoop(session *statedir.Session, srv *node.Server, cfg training.Config, m model.Model, test *data.Dataset, opts ...training.Option) (*training.Trainer, int, error) {
 	rsize, err := cfg.ReportSize(m.NumParams())
 	if err != nil {
 		return nil, 0, err
@@ -163,7 +191,7 @@ func attachLoop(session *statedir.Session, srv *node.Server, cfg training.Config
 	if err != nil {
 		return nil, 0, err
 	}
-	tr, err := training.New(cfg, m, nil, test, append(training.SessionOptions(session), training.WithRemote(srv), training.WithSealing(sealer, opener))...)
+	tr, err := training.New(cfg, m, nil, test, append(append(training.SessionOptions(session), training.WithRemote(srv), training.WithSealing(sealer, opener)), opts...)...)
 	if err != nil {
 		return nil, 0, err
 	}

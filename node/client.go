@@ -52,6 +52,16 @@ type ClientPoolConfig struct {
 	// its place at the deadline (under check-in: each client the shuffler
 	// selected). 0: none.
 	Dropout float64 `flag:"dropout" metavar:"P" usage:"SIMULATION of unreliable devices: each sampled client ignores a round with probability P (coins from crypto/rand); the shuffler puts a dummy in its place at the deadline"`
+	// Update, if not nil, computes each client's update in place of
+	// model.Worker's gradient (the Python API's client function): the
+	// pool then serves runs of the external model only (model.External),
+	// loads no data set, and puts what Update returns through the same
+	// clip, randomizer and seal (client.Client.ReportUpdate). Update
+	// receives one client's index and the round's published parameters
+	// (read-only) and writes that client's update; it is called for the
+	// pool's sampled clients only, one at a time per worker, and sees
+	// nothing of any other client.
+	Update UpdateFunc
 	// Log receives a line per round (nil: none).
 	Log *log.Logger
 	// ConnectTimeout bounds every wait for a peer: for the server and the
@@ -60,6 +70,10 @@ type ClientPoolConfig struct {
 	// (0: DefaultConnectTimeout). Past it Run fails, naming the peer.
 	ConnectTimeout time.Duration `flag:"connect-timeout" default:"1m" usage:"how long to wait for the server and the shuffler to answer (and to accept the registration), at start and after the shuffler went away mid-run; then exit 1 naming what was waited for"`
 }
+
+// UpdateFunc computes client's update at the round's parameters params
+// into update (both of the run's dimension); it must not keep the slices.
+type UpdateFunc func(client int64, params, update []float64) error
 
 // ClientPool hosts many simulated clients in one process: it fetches the
 // run specification and the key configs from the server, registers its
@@ -119,6 +133,24 @@ type poolWorker struct {
 	c     *client.Client
 	noise randomizer.Source
 	buf   []float64 // holds a generated example (data.Source.At)
+	// update holds a client's update (ClientPoolConfig.Update; nil
+	// without).
+	update []float64
+}
+
+// report computes client c's sealed report for round: its update
+// (ClientPoolConfig.Update) or the gradient of its example in ds.
+func (p *ClientPool) report(w *poolWorker, ds data.Source, round *protocol.Round, c int64) ([]byte, error) {
+	if w.update != nil {
+		clear(w.update)
+		if err := p.cfg.Update(c, round.Model.Params, w.update); err != nil {
+			return nil, err
+		}
+		return w.c.ReportUpdate(round, w.update, w.noise)
+	}
+	x, label := ds.At(int(c), w.buf)
+	sealed, _, err := w.c.Report(round, client.Example{X: x, Label: label}, w.noise)
+	return sealed, err
 }
 
 // Run serves the pool's clients until the shuffler says the run is over
@@ -162,11 +194,23 @@ func (p *ClientPool) Run(ctx context.Context) error {
 	if p.cfg.Hi > int64(run.Population) {
 		return fmt.Errorf("clients %d:%d: the run has %d clients", p.cfg.Lo, p.cfg.Hi, run.Population)
 	}
-	ds, err := LoadClientData(spec.Dataset, p.cfg.DataDir, run.Population)
-	if err != nil {
-		return err
+	external := run.Model == model.ExternalName
+	switch {
+	case external && p.cfg.Update == nil:
+		return errors.New("client: the run's model is external (its arithmetic is the caller's, the Python API's): its clients need an update function, which `shuffledp client` does not have (docs/python-federated.md)")
+	case !external && p.cfg.Update != nil:
+		return fmt.Errorf("client: an update function serves a run of the external model; this run's model is %s", run.Model)
 	}
-	dim, classes := ds.Shape()
+	var (
+		ds           data.Source
+		dim, classes int
+	)
+	if !external {
+		if ds, err = LoadClientData(spec.Dataset, p.cfg.DataDir, run.Population); err != nil {
+			return err
+		}
+		dim, classes = ds.Shape()
+	}
 	workers := map[uint8][]*poolWorker{} // by key id: a client.Client seals to one key
 	workersRun := map[uint8]string{}     // the run id workers[id] seal to
 	sealers := map[uint8]*protocol.HPKESealer{}
@@ -197,7 +241,13 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		bound.Run = bind
 		ws := make([]*poolWorker, p.cfg.Workers)
 		for i := range ws {
-			m, err := model.New(run.Model, dim, classes)
+			var m model.Model
+			var err error
+			if external {
+				m, err = model.NewExternal(make([]float64, run.Dim))
+			} else {
+				m, err = model.New(run.Model, dim, classes)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -206,6 +256,9 @@ func (p *ClientPool) Run(ctx context.Context) error {
 				return nil, err
 			}
 			ws[i] = &poolWorker{c: c, noise: randomizer.NewCryptoSource(), buf: make([]float64, dim)}
+			if external {
+				ws[i].update = make([]float64, run.Dim)
+			}
 		}
 		workers[id], workersRun[id] = ws, bind
 		return ws, nil
@@ -553,8 +606,7 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 					return
 				}
 				c := clients[j]
-				x, label := ds.At(int(c), w.buf)
-				sealed, _, err := w.c.Report(round, client.Example{X: x, Label: label}, w.noise)
+				sealed, err := p.report(w, ds, round, c)
 				if err != nil {
 					errs[i] = fmt.Errorf("client %d: %w", c, err)
 					return

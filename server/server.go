@@ -71,6 +71,10 @@ type Config struct {
 	// Receipts, if not nil, records every batch received, before it is
 	// used.
 	Receipts ReceiptLog
+	// Update, if not nil, replaces the optimizer and the schedule: every
+	// round's step is theta <- Update(theta, mean) (external.go), the
+	// caller's arithmetic on the released mean. nil: the optimizer's step.
+	Update Update
 	// Noise is where a central-DP server draws the Gaussian noise it adds
 	// (PrepareCentralGaussian); nil means crypto/rand, the only choice for
 	// a deployment. A simulation may pass a seeded stream (SIMULATION
@@ -89,7 +93,8 @@ type Server struct {
 	opened [][]byte // scratch: the opened reports of a batch
 	openOK []bool   // scratch: which reports of the batch opened
 	opt    optimizerState
-	avg    *average // nil without EMA
+	avg    *average  // nil without EMA
+	next   []float64 // scratch of Config.Update's next parameters
 	// centralPending: s.sum holds a noisy sum of PrepareCentralGaussian.
 	centralPending bool
 }
@@ -304,6 +309,14 @@ func (s *Server) Receive(ctx context.Context, b protocol.Batch) (Step, error) {
 	refused += len(opened) - used
 	if used == 0 {
 		return Step{Refused: refused}, fmt.Errorf("server: round %d: %w (%d refused)", b.Round, ErrNoUsableReport, refused)
+	}
+	if s.cfg.Update != nil {
+		st, err := s.stepExternal(used)
+		st.Refused = refused
+		if err != nil {
+			return st, fmt.Errorf("server: round %d: %w", b.Round, err)
+		}
+		return st, nil
 	}
 	st := s.step(used)
 	st.Refused = refused

@@ -63,7 +63,10 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 		evaluated     bool
 	)
 	eval := func() error {
-		e := t.Evaluate(nil)
+		e, err := t.evaluateNow()
+		if err != nil {
+			return err
+		}
 		rec := metrics.Record{
 			Epoch: t.cfg.EpochsDone(t.Round()), Round: t.Round(),
 			TestAccuracy: finiteOrNil(e.Accuracy), TestLoss: finiteOrNil(e.Loss),

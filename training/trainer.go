@@ -76,6 +76,7 @@ type Trainer struct {
 	best      *accounting.BestCurve // the per-round curve, for naming the winning bound
 
 	eval       []model.Worker // evaluation scratch, one per worker
+	evaluate   Evaluator      // WithEvaluator's (nil: the model's workers on the test set)
 	updates    int64          // client updates processed by this process (for throughput)
 	batches    batchStats     // the Gaussian runs' batch sizes since the last evaluation (gaussian.go)
 	avgScratch []float64      // EvaluateAveraged: the average and the saved parameters
@@ -110,6 +111,8 @@ type options struct {
 	ledger   *ledger.Ledger
 	receipts server.ReceiptLog
 	remote   BatchSource
+	update   server.Update
+	evaluate Evaluator
 	sealer   protocol.Sealer
 	opener   protocol.Opener
 }
@@ -144,6 +147,9 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if err := checkExternal(o, m); err != nil {
+		return nil, err
+	}
 	if o.remote != nil {
 		if err := checkRemote(cfg, m, test); err != nil {
 			return nil, err
@@ -155,7 +161,7 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 		return nil, fmt.Errorf("test data (dim %d, %d classes) does not fit model %s (dim %d, %d classes)",
 			test.Dim, test.Classes, m.Name(), m.InputDim(), m.NumClasses())
 	}
-	t := &Trainer{cfg: cfg, model: m, test: test}
+	t := &Trainer{cfg: cfg, model: m, test: test, evaluate: o.evaluate}
 	var sealer protocol.Sealer = protocol.Plaintext{} // SIMULATION ONLY: all roles share this process
 	if o.sealer != nil {
 		sealer = o.sealer
@@ -204,7 +210,7 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 	}
 	noise := &roundNoise{} // the central baseline's server noise, set by the simulation every round
 	t.server, err = server.New(server.Config{Run: t.run, LR: cfg.Schedule(), ProjectRadius: cfg.ProjectRadius,
-		Optimizer: cfg.Optimizer, EMA: cfg.EMA, Opener: opener, OpenWorkers: openWorkers, Receipts: o.receipts, Noise: noise}, m)
+		Optimizer: cfg.Optimizer, EMA: cfg.EMA, Opener: opener, OpenWorkers: openWorkers, Receipts: o.receipts, Noise: noise, Update: o.update}, m)
 	if err != nil {
 		return nil, err
 	}
