@@ -40,7 +40,9 @@ class BuildWithGo(build_py):
         out = os.path.join(os.path.abspath(self.build_lib), "shuffledp", LIBNAME)
         os.makedirs(os.path.dirname(out), exist_ok=True)
         env = dict(os.environ, CGO_ENABLED="1")
-        subprocess.run([go_binary(), "build", "-trimpath", "-buildmode=c-shared", "-o", out, "./cmd/libshuffledp"],
+        # -s -w: no symbol table or DWARF (the exported symbols stay): the library
+        # carries the federated roles (gRPC, SQLite, PostgreSQL), 27 MB so, 38 MB without.
+        subprocess.run([go_binary(), "build", "-trimpath", "-ldflags=-s -w", "-buildmode=c-shared", "-o", out, "./cmd/libshuffledp"],
                        cwd=REPO, env=env, check=True)
         header = out[:-3] + ".h"
         if os.path.exists(header):

@@ -20,6 +20,9 @@ message (:class:`ShuffleDPError`).
   (``noise_multiplier``, ``sampling_probability``) accepted beside ours.
 - :func:`calibrate` and ``calibrate_sigma/steps/eps0/k``: ``shuffledp
   calibrate``.
+- :mod:`shuffledp.federated`: bring your own model (PyTorch, numpy): the
+  networked deployment's roles with the client update, the server step and
+  the evaluation in Python (docs/python-federated.md).
 """
 
 from ._lib import ShuffleDPError
