@@ -124,6 +124,26 @@ type Config struct {
 	Standby bool `flag:"standby" usage:"with --shards: a standby shuffler per shard on its address, which takes the shard over when the active one dies"`
 }
 
+// Check refuses the values of the deployment's own flags that its
+// children would refuse (or silently replace by a default), naming the
+// flag, so that Up refuses them before it creates anything: --dropout
+// outside [0, 1] or NaN (the client's range), a negative --round-timeout
+// (the shuffler's default would replace it), --min-connected outside [0,
+// clients], a negative --shards.
+func (c Config) Check() error {
+	switch {
+	case !(c.Dropout >= 0 && c.Dropout <= 1):
+		return fmt.Errorf("dropout must be in [0, 1] (a probability), got %g", c.Dropout)
+	case c.RoundTimeout < 0:
+		return fmt.Errorf("round-timeout must be >= 0 (0: the shuffler's default), got %v", c.RoundTimeout)
+	case c.MinConnected < 0 || c.MinConnected > c.Clients:
+		return fmt.Errorf("min-connected must be in [0, clients=%d] (0: all), got %d", c.Clients, c.MinConnected)
+	case c.Shards < 0:
+		return fmt.Errorf("shards must be >= 1, got %d", c.Shards)
+	}
+	return nil
+}
+
 // ErrInterrupted is returned when ctx was cancelled: every child was
 // stopped, the server after checkpointing.
 var ErrInterrupted = errors.New("interrupted; state saved")
@@ -150,6 +170,9 @@ const finishGrace = 10 * time.Second
 // server that finds its run already finished says so and exits at once;
 // Up then returns nil without starting the others.
 func Up(ctx context.Context, cfg Config) error {
+	if err := cfg.Check(); err != nil {
+		return err // before the state directory is created
+	}
 	if cfg.Clients < 1 || cfg.ClientProcesses < 1 || cfg.Workers < 1 {
 		return fmt.Errorf("up: clients, client processes and workers must be >= 1 (got %d, %d, %d)", cfg.Clients, cfg.ClientProcesses, cfg.Workers)
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +180,44 @@ func TestLaunchReplacesExe(t *testing.T) {
 	}
 	if got := string(b); got != "server\n--listen=127.0.0.1:0\n" {
 		t.Fatalf("the launched command got arguments %q", got)
+	}
+}
+
+// TestUpRefusesBadValuesFirst: Up refuses the deployment's bad flag values
+// (dropout outside [0, 1] or NaN, a negative round timeout, min-connected
+// outside [0, clients], negative shards), naming the flag, before it
+// creates the state directory or starts anything.
+func TestUpRefusesBadValuesFirst(t *testing.T) {
+	base := Config{Exe: "/nonexistent", Clients: 4, ClientProcesses: 1, Workers: 1}
+	cases := []struct {
+		flag   string
+		mutate func(*Config)
+	}{
+		{"dropout", func(c *Config) { c.Dropout = 1.5 }},
+		{"dropout", func(c *Config) { c.Dropout = -0.1 }},
+		{"dropout", func(c *Config) { c.Dropout = math.NaN() }},
+		{"round-timeout", func(c *Config) { c.RoundTimeout = -time.Second }},
+		{"min-connected", func(c *Config) { c.MinConnected = -1 }},
+		{"min-connected", func(c *Config) { c.MinConnected = 5 }},
+		{"shards", func(c *Config) { c.Shards = -2 }},
+	}
+	for i, tc := range cases {
+		c := base
+		c.State = filepath.Join(t.TempDir(), "runs", strconv.Itoa(i))
+		tc.mutate(&c)
+		err := Up(context.Background(), c)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.flag) {
+			t.Errorf("case %d: %v; want an error naming %s", i, err, tc.flag)
+		}
+		if _, err := os.Stat(filepath.Dir(c.State)); !os.IsNotExist(err) {
+			t.Errorf("case %d: the refused Up created %s", i, filepath.Dir(c.State))
+		}
+	}
+	for _, ok := range []float64{0, 0.5, 1} {
+		c := base
+		c.Dropout = ok
+		if err := c.Check(); err != nil {
+			t.Errorf("dropout %g refused: %v", ok, err)
+		}
 	}
 }

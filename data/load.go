@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"fmt"
+	"os"
 )
 
 // Spec names the data of a training run as the train command's flags do.
@@ -40,17 +41,39 @@ type Spec struct {
 // syntheticTestSize is the size of the synthetic evaluation set.
 const syntheticTestSize = 2000
 
-// Load returns the training and evaluation sets of s. Errors name the flag
-// (dataset, data-dir, clients).
-func Load(s Spec) (train, test *Dataset, err error) {
+// Check refuses, reading no data and creating nothing, a spec Load would
+// refuse for its names alone: an unknown dataset, mnist without a
+// data-dir or with one that is not a directory, validation with a
+// test-only load. Errors name the flag. A command calls it before it
+// creates its outputs (a state directory), so that the corrected command
+// finds nothing of the refused one.
+func (s Spec) Check() error {
 	if s.TestOnly && s.Validation > 0 {
-		return nil, nil, errors.New("validation: the evaluation set is held out of the training set, which a test-only load does not have")
+		return errors.New("validation: the evaluation set is held out of the training set, which a test-only load does not have")
 	}
 	switch s.Name {
 	case "mnist":
 		if s.Dir == "" {
-			return nil, nil, errors.New("data-dir is required for --dataset mnist (fetch it with `shuffledp data fetch mnist --dir DIR`)")
+			return errors.New("data-dir is required for --dataset mnist (fetch it with `shuffledp data fetch mnist --dir DIR`)")
 		}
+		if st, err := os.Stat(s.Dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("data-dir %s: not a directory (fetch mnist with `shuffledp data fetch mnist --dir %s`)", s.Dir, s.Dir)
+		}
+	case "synthetic":
+	default:
+		return fmt.Errorf("dataset must be mnist or synthetic, got %q", s.Name)
+	}
+	return nil
+}
+
+// Load returns the training and evaluation sets of s. Errors name the flag
+// (dataset, data-dir, clients).
+func Load(s Spec) (train, test *Dataset, err error) {
+	if err := s.Check(); err != nil {
+		return nil, nil, err
+	}
+	switch s.Name {
+	case "mnist":
 		train, test, err = LoadMNIST(s.Dir)
 	case "synthetic":
 		// Example i of either set depends only on (seed, i), so a set
@@ -63,8 +86,6 @@ func Load(s Spec) (train, test *Dataset, err error) {
 		if !s.TestOnly {
 			train = Synthetic(max(s.Clients, 1)+max(s.Validation, 0), s.Seed)
 		}
-	default:
-		return nil, nil, fmt.Errorf("dataset must be mnist or synthetic, got %q", s.Name)
 	}
 	if err != nil {
 		return nil, nil, err

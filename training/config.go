@@ -186,11 +186,21 @@ type Config struct {
 	RunID string
 }
 
+// MaxClients bounds a run's n (2^31 - 1, beyond any population a run has
+// enrolled), and MaxRounds the rounds a run may plan (Epochs * n / k),
+// so that every count of a run fits an int32 and a mistyped flag is
+// refused rather than planned (--clients 9223372036854775807 would plan
+// 4.6e16 rounds).
+const (
+	MaxClients = 1<<31 - 1
+	MaxRounds  = 1<<31 - 1
+)
+
 // Validate checks every field and returns an error naming the offending
 // flag.
 func (c *Config) Validate() error {
-	if c.Clients < 1 {
-		return fmt.Errorf("clients must be >= 1, got %d", c.Clients)
+	if c.Clients < 1 || c.Clients > MaxClients {
+		return fmt.Errorf("clients must be in [1, %d], got %d", MaxClients, c.Clients)
 	}
 	if err := c.validateParticipation(); err != nil { // gaussian.go; sets Sample from Rate
 		return err
@@ -236,6 +246,10 @@ func (c *Config) Validate() error {
 	}
 	if !(c.Epochs > 0) || math.IsInf(c.Epochs, 0) {
 		return fmt.Errorf("epochs must be positive and finite, got %g", c.Epochs)
+	}
+	if r := c.Epochs * float64(c.Clients) / float64(c.Sample); r > MaxRounds {
+		return fmt.Errorf("epochs: %g epochs of %d clients, %d a round, plan %.4g rounds; a run plans at most %d (fewer epochs, or a larger sample)",
+			c.Epochs, c.Clients, c.Sample, math.Ceil(r), MaxRounds)
 	}
 	if len(c.LR.Rates) == 0 {
 		return fmt.Errorf("lr: empty schedule")

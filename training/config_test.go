@@ -12,6 +12,9 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 		mutate func(*Config)
 	}{
 		{"clients", func(c *Config) { c.Clients = 0 }},
+		{"clients", func(c *Config) { c.Clients = math.MaxInt64 }},
+		{"clients", func(c *Config) { c.Clients = MaxClients + 1 }},
+		{"epochs", func(c *Config) { c.Epochs = 1e300 }}, // plans more than MaxRounds rounds
 		{"sample", func(c *Config) { c.Sample = 0 }},
 		{"sample", func(c *Config) { c.Sample = c.Clients + 1 }},
 		{"randomizer", func(c *Config) { c.Randomizer = "laplace" }},

@@ -40,9 +40,11 @@ type LocalRun struct {
 	ResumedAt int
 }
 
-// OpenLocal refuses a negative TestSize or Validation (naming the flag),
-// checks every output, and locks the state directory, before any data is
-// loaded or any round runs; then it loads the data, builds the
+// OpenLocal refuses a negative TestSize or Validation and a data spec that
+// cannot load (data.Spec.Check), naming the flag, checks every output, and
+// locks the state directory, before any data is loaded or any round runs
+// (a start refused later removes the state directory and metrics file it
+// created); then it loads the data, builds the
 // model (theta_0 from the seed) and the trainer on the outputs, and
 // resumes the session's checkpoint or opens the fresh metrics file. On
 // error everything opened is closed.
@@ -53,8 +55,14 @@ func OpenLocal(ctx context.Context, c LocalConfig) (_ *LocalRun, err error) {
 	if c.Options.Validation < 0 {
 		return nil, fmt.Errorf("validation must be >= 0, got %d", c.Options.Validation)
 	}
+	if err := c.Options.DataSpec().Check(); err != nil {
+		return nil, err // before any output exists
+	}
 	r := &LocalRun{}
 	cfg := c.Config
+	// A refused start removes the outputs it created (not those that
+	// existed), so that the corrected command starts clean.
+	fresh := statedir.NewFreshPaths(c.State, c.Metrics)
 	if c.State != "" {
 		r.Session, err = OpenSession(ctx, statedir.SessionConfig{Dir: c.State, Flags: c.Flags, MayDiffer: ResumableFlags, Metrics: c.Metrics}, &cfg)
 		if err != nil {
@@ -70,7 +78,8 @@ func OpenLocal(ctx context.Context, c LocalConfig) (_ *LocalRun, err error) {
 	}
 	defer func() {
 		if err != nil {
-			r.Close()
+			r.Close() // before fresh.Remove: the lock is released first
+			fresh.Remove()
 		}
 	}()
 	train, test, err := data.Load(c.Options.DataSpec())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shuffledp/shuffledp/cliflag"
 	"github.com/shuffledp/shuffledp/internal/cpuprofile"
 )
 
@@ -52,30 +53,8 @@ func usageError(err error) error {
 	return &exitError{code: 2, err: err}
 }
 
-// withUsageErrors makes every command of the tree under root exit 2 on a
-// command line it cannot parse: a command that only groups subcommands
-// refuses a missing or unknown one (cobra would print help and succeed),
-// argument validators and flag parsing report usage errors.
-func withUsageErrors(root *cobra.Command) {
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		if c.HasSubCommands() && !c.Runnable() {
-			c.Args = cobra.ArbitraryArgs
-			c.RunE = unknownSubcommand("subcommand")
-		}
-		if args := c.Args; args != nil {
-			c.Args = func(cmd *cobra.Command, a []string) error { return usageError(args(cmd, a)) }
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
-}
-
 func main() {
-	withUsageErrors(rootCmd)
+	cliflag.UsageErrors(rootCmd, usageError)
 	role := ""
 	if len(os.Args) > 1 {
 		role = os.Args[1]

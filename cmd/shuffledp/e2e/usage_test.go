@@ -28,6 +28,12 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"ledger", "show", "stray"}, 2, `"stray"`},
 		{[]string{"account", "--bogus-flag"}, 2, "bogus-flag"},
 		{[]string{"pki", "init", "--bogus-flag"}, 2, "bogus-flag"},
+		{[]string{"completion", "bogus"}, 2, `unknown subcommand "bogus"`},
+		{[]string{"completion"}, 2, "needs a subcommand"},
+		{[]string{"help", "bogus"}, 2, `unknown help topic "bogus"`},
+		{[]string{"help", "pki", "bogus"}, 2, `unknown help topic "pki bogus"`},
+		{[]string{"help", "pki"}, 0, "Available Commands"},
+		{[]string{"completion", "bash"}, 0, "bash completion"},
 		{[]string{"pki", "--help"}, 0, "Available Commands"},
 		{[]string{"--help"}, 0, "Available Commands"},
 	}
