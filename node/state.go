@@ -125,10 +125,14 @@ func checkBoundLedger(ctx context.Context, d *statedir.Dir, b *statedir.LedgerBi
 				target, manifest, b.ID, runs, b.Created.Format(time.RFC3339))
 		}
 	}
+	opened := "the ledger " + target
+	if url != "" {
+		opened = "the PostgreSQL ledger " + ledger.RedactURL(url)
+	}
 	id, err := readIdentity(ctx, target, b.File != "")
 	if err != nil {
-		return fail("the ledger %s cannot be read (%v), but %s records that it holds this directory's budget (ledger %s, %s)",
-			b.Where(d), err, manifest, b.ID, runs)
+		return fail("%s cannot be read (%v), but %s records that this directory's budget (%s) is in ledger %s there",
+			opened, err, manifest, runs, b.ID)
 	}
 	if id != b.ID {
 		what := "ledger " + id
@@ -136,7 +140,7 @@ func checkBoundLedger(ctx context.Context, d *statedir.Dir, b *statedir.LedgerBi
 			what = "a ledger without an id"
 		}
 		return fail("%s is %s, but %s records that this directory's budget (%s) is in ledger %s since %s (another run's ledger, or a new one in its place?)",
-			b.Where(d), what, manifest, runs, b.ID, b.Created.Format(time.RFC3339))
+			opened, what, manifest, runs, b.ID, b.Created.Format(time.RFC3339))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/internal/pgtest"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/statedir"
 )
@@ -201,5 +202,51 @@ func TestShufflerStateBindsOnce(t *testing.T) {
 	defer st.Close()
 	if got := st.Ledger(); got.ID != id || len(got.Runs) != 0 {
 		t.Fatalf("adopted binding %+v, want ledger %s and no run yet", got, id)
+	}
+}
+
+// TestShufflerStatePostgres: a state directory bound to a PostgreSQL
+// ledger refuses another database in its place (a new, empty one) and a
+// start without --ledger; one bound to its file refuses --ledger; the
+// right database is accepted again.
+func TestShufflerStatePostgres(t *testing.T) {
+	ctx := context.Background()
+	url, other := pgtest.NewSchema(t), pgtest.NewSchema(t)
+	dir := filepath.Join(t.TempDir(), "shuf")
+	st, err := OpenShufflerState(ctx, dir, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := st.Ledger(); b.File != "" || b.Postgres == "" || b.ID == "" {
+		t.Fatalf("binding %+v: want the PostgreSQL ledger's", b)
+	}
+	st.Close()
+	empty := pgtest.NewSchema(t)
+	if o, err := ledger.OpenStore(ctx, other, ledger.StoreOptions{}); err != nil { // another ledger, with its own id
+		t.Fatal(err)
+	} else {
+		o.Close()
+	}
+	for _, c := range []struct{ url, want string }{
+		{other, "another run's ledger, or a new one"},
+		{empty, "cannot be read"},
+		{"", "pass that ledger as --ledger"},
+	} {
+		if _, err := OpenShufflerState(ctx, dir, c.url); !errors.Is(err, ErrLedgerHistory) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--ledger %q: %v; want ErrLedgerHistory saying %q", c.url, err, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ledger.FileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused start created %s", ledger.FileName)
+	}
+	st, err = OpenShufflerState(ctx, dir, url)
+	if err != nil {
+		t.Fatalf("the bound database again: %v", err)
+	}
+	st.Close()
+	fileDir := filepath.Join(t.TempDir(), "file")
+	debitRounds(t, fileDir, "run1", 1)
+	if _, err := OpenShufflerState(ctx, fileDir, url); !errors.Is(err, ErrLedgerHistory) || !strings.Contains(err.Error(), "not in --ledger") {
+		t.Errorf("a file-bound directory with --ledger: %v", err)
 	}
 }
