@@ -179,3 +179,79 @@ func TestLostLedgerRefused(t *testing.T) {
 		t.Fatalf("the server saw a conflicting entry:\n%s", srv.out)
 	}
 }
+
+// TestSecondShufflerBatchRefused runs a server and two shufflers on it,
+// each with its own ledger and a client process: shuffler A takes the
+// first model and waits for its clients while B runs rounds 1, 2, ...;
+// then A's clients come and A releases its round 1. The server refuses
+// that batch (it has recorded another round 1) to A, which exits 1 naming
+// the refusal, logs it, and goes on with B's rounds: before, the server's
+// loop exited on "a different entry exists for this run and round".
+func TestSecondShufflerBatchRefused(t *testing.T) {
+	dir := t.TempDir()
+	pkiDir := filepath.Join(dir, "pki")
+	creds := filepath.Join(dir, "creds.json")
+	if out, err := runCmd(t, "pki", "init", "--dir", pkiDir); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := runCmd(t, "pki", "enrol", "--dir", pkiDir, "--clients", "0:60", "--out", creds); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	srvAddrFile := filepath.Join(dir, "srv.addr")
+	srv := startNetProc(t, "server", nil, append([]string{"server", "--listen", "127.0.0.1:0", "--addr-file", srvAddrFile,
+		"--state", filepath.Join(dir, "server"), "--pki", filepath.Join(pkiDir, "server")}, lossRun...)...)
+	sa := waitNetAddr(t, srvAddrFile, srv)
+	if sa == "" {
+		t.Fatalf("server did not start\n%s", srv.out)
+	}
+	start := func(name string) (*netProc, string) {
+		addr := filepath.Join(dir, name+".addr")
+		p := startNetProc(t, "shuffler", nil, "shuffler", "--listen", "127.0.0.1:0", "--addr-file", addr,
+			"--server", sa, "--state", filepath.Join(dir, name), "--pki", filepath.Join(pkiDir, "shuffler"), "--release-when-complete")
+		ha := waitNetAddr(t, addr, p)
+		if ha == "" {
+			t.Fatalf("shuffler %s did not start\n%s", name, p.out)
+		}
+		return p, ha
+	}
+	clients := func(addr string) *netProc {
+		return startNetProc(t, "client", nil, "client", "--shuffler", addr, "--server", sa, "--clients", "0:60", "--workers", "2",
+			"--pki", filepath.Join(pkiDir, "client"), "--credentials", creds)
+	}
+	a, aAddr := start("a")
+	if !waitOutput(a, "waiting for clients") { // A holds the first model and passed its checks
+		t.Fatalf("shuffler A does not wait for its clients\n%s", a.out)
+	}
+	b, bAddr := start("b")
+	clB := clients(bAddr)
+	if !waitOutput(b, "round 2 released") {
+		t.Fatalf("shuffler B released no round 2\n%s\nserver:\n%s", b.out, srv.out)
+	}
+	clA := clients(aAddr)
+	select {
+	case <-a.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("shuffler A's round 1 was not refused\nA:\n%s\nserver:\n%s", a.out, srv.out)
+	}
+	if a.err == nil || !strings.Contains(a.out.String(), "contradicts the server's record of the rounds received") {
+		t.Fatalf("shuffler A: %v; want it refused by the server\n%s", a.err, a.out)
+	}
+	if !waitOutput(srv, "batch refused (the run goes on)") {
+		t.Fatalf("the server did not log the refusal\n%s", srv.out)
+	}
+	released := strings.Count(b.out.String(), "released:")
+	if !waitOutput(b, "round "+strconvI(int64(released+2))+" released") {
+		t.Fatalf("the run did not go on after the refusal\nB:\n%s\nserver:\n%s", b.out, srv.out)
+	}
+	select {
+	case <-srv.done:
+		t.Fatalf("the server exited: %v\n%s", srv.err, srv.out)
+	default:
+	}
+	for _, p := range []*netProc{clA, clB, b, srv} {
+		p.stop(30 * time.Second)
+	}
+	if strings.Contains(srv.out.String(), "different entry") {
+		t.Fatalf("the server's loop met the conflicting entry:\n%s", srv.out)
+	}
+}
