@@ -126,6 +126,7 @@ func OpenServer(ctx context.Context, c ServerConfig) (_ *Server, err error) {
 		// the shuffler the last round received.
 		ncfg.Received = l
 	}
+	ncfg.Rounds = int64(cfg.TotalRounds())
 	if s.Node, err = node.NewServer(ncfg); err != nil {
 		return nil, err
 	}

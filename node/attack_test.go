@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -42,6 +44,11 @@ type fakeServer struct {
 	spec   *pb.RunSpec
 	key    protocol.ReceiverKey
 	rounds int
+	// staleFirst refuses the first batch as computed on a stale model
+	// (Aborted, as a restarted server does): it is recorded in
+	// stale and the model version stays.
+	staleFirst bool
+	stale      []*pb.Batch
 
 	mu       sync.Mutex
 	changed  chan struct{}
@@ -76,6 +83,11 @@ func (f *fakeServer) GetModel(ctx context.Context, req *pb.GetModelRequest) (*pb
 func (f *fakeServer) SubmitBatch(ctx context.Context, b *pb.Batch) (*pb.BatchAck, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	f.mu.Lock()
+	if f.staleFirst && len(f.stale) == 0 {
+		f.stale = append(f.stale, proto.Clone(b).(*pb.Batch))
+		f.mu.Unlock()
+		return nil, status.Errorf(codes.Aborted, "batch computed on model version %d: stale", b.ModelVersion)
+	}
 	f.batches = append(f.batches, proto.Clone(b).(*pb.Batch))
 	f.metadata = append(f.metadata, md.Copy())
 	close(f.changed)
@@ -123,6 +135,10 @@ type rigOptions struct {
 	secondKey bool
 	// store is the shuffler's ledger (nil: in memory).
 	store ledger.Backend
+	// planned is the RunSpec's planned rounds (0: none); staleFirst
+	// makes the stand-in server refuse the first batch as stale.
+	planned    int64
+	staleFirst bool
 	// atDeadline releases every round at its deadline (the default of a
 	// deployment); otherwise the rig releases as soon as every sampled
 	// client delivered (ReleaseWhenComplete), so that tests of complete
@@ -163,7 +179,8 @@ func newAttackRig(t testing.TB, o rigOptions) *attackRig {
 	run := &pb.RunConfig{Run: "attack", Model: "logreg", Dim: 4, Randomizer: "rinf", ClipNorm: protocol.NormL2, Clip: 1,
 		Eps0: 2, Population: int64(o.n), PerRound: int64(o.k), MinBatch: int64(o.k), ReportBytes: attackReport + protocol.HPKEOverhead}
 	fs := &fakeServer{spec: &pb.RunSpec{Config: run, KeyConfigs: keys, Delta: 1e-5, TargetEpsilon: o.target,
-		Dataset: &pb.Dataset{Name: "synthetic", Seed: 1}}, key: key, rounds: o.rounds, changed: make(chan struct{})}
+		Dataset: &pb.Dataset{Name: "synthetic", Seed: 1}, Rounds: o.planned}, key: key, rounds: o.rounds, changed: make(chan struct{}),
+		staleFirst: o.staleFirst}
 	stls, err := pki.ServerTLS(filepath.Join(pkiDir, pki.RoleServer), pki.RoleServer)
 	if err != nil {
 		t.Fatal(err)
@@ -923,7 +940,8 @@ func TestForwardedOrderIsUniform(t *testing.T) {
 // TestBatchOnTheWire inspects each batch exactly as the server receives it
 // (the protobuf message and the call's metadata at the stand-in server's
 // listener): the message type has just the fields run, round,
-// report_bytes and reports (a field added later, such as a timestamp or a
+// report_bytes, reports and model_version (the version of the model the
+// round relayed, checked; a field added later, such as a timestamp or a
 // client list, fails this test), no unknown fields arrive, the reports are
 // the sealed bytes the clients sent, unchanged, each of the run's one
 // length, all to the round's key, and the metadata holds only gRPC's own
@@ -933,11 +951,11 @@ func TestBatchOnTheWire(t *testing.T) {
 	r := newAttackRig(t, rigOptions{n: 10, k: 4, rounds: 2})
 	ctx := context.Background()
 	w := r.work(ctx)
-	sent := map[int64]map[string]bool{}
+	sent, versions := map[int64]map[string]bool{}, map[int64]int64{}
 	for round := 1; round <= 2; round++ {
 		a := recv(t, w)
 		reps, _ := r.honest(a)
-		sent[a.Round] = map[string]bool{}
+		sent[a.Round], versions[a.Round] = map[string]bool{}, a.Model.GetVersion()
 		for _, rep := range reps {
 			if len(rep.Sealed) != r.run.ReportBytes {
 				t.Fatalf("a client's sealed report has %d bytes, the run's %d", len(rep.Sealed), r.run.ReportBytes)
@@ -956,8 +974,8 @@ func TestBatchOnTheWire(t *testing.T) {
 	for i := range fields.Len() {
 		names = append(names, string(fields.Get(i).Name()))
 	}
-	if want := []string{"run", "round", "report_bytes", "reports"}; !slices.Equal(names, want) {
-		t.Fatalf("Batch has fields %v, want exactly %v: a batch carries no identity, time or order", names, want)
+	if want := []string{"run", "round", "report_bytes", "reports", "model_version"}; !slices.Equal(names, want) {
+		t.Fatalf("Batch has fields %v, want exactly %v: a batch carries no identity, time or order (the model version is the server's own)", names, want)
 	}
 	entries, err := r.store.Entries(ctx, r.run.Run)
 	if err != nil {
@@ -974,12 +992,15 @@ func TestBatchOnTheWire(t *testing.T) {
 		}
 		b.ProtoReflect().Range(func(f protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 			switch f.Name() {
-			case "run", "round", "report_bytes", "reports":
+			case "run", "round", "report_bytes", "reports", "model_version":
 			default:
 				t.Errorf("batch %d sets field %s", i, f.Name())
 			}
 			return true
 		})
+		if b.ModelVersion != versions[b.Round] {
+			t.Fatalf("batch %d (round %d): model version %d, the round relayed version %d", i, b.Round, b.ModelVersion, versions[b.Round])
+		}
 		if b.Run != r.run.Run || b.ReportBytes != int64(r.run.ReportBytes) || len(b.Reports) != 4*r.run.ReportBytes {
 			t.Fatalf("batch %d: run %q, report_bytes %d, %d bytes of reports", i, b.Run, b.ReportBytes, len(b.Reports))
 		}

@@ -105,9 +105,14 @@ func newConflictRig(t *testing.T) *conflictRig {
 		t.Fatal(err)
 	}
 	// batch returns a batch of round of fresh reports (a shuffler's
-	// dummies: valid reports of the run, sealed to the round).
+	// dummies: valid reports of the run, sealed to the round), computed on
+	// the model the server publishes now (it waits for one).
 	batch := func(round int64) *pb.Batch {
-		b := &pb.Batch{Run: run.Run, Round: round, ReportBytes: int64(run.ReportBytes)}
+		m, err := srv.GetModel(ctx, &pb.GetModelRequest{Run: run.Run, AfterVersion: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &pb.Batch{Run: run.Run, Round: round, ReportBytes: int64(run.ReportBytes), ModelVersion: m.Version}
 		for range run.PerRound {
 			rep, err := maker.Make(protocol.Round{ID: round, Model: protocol.Model{Run: run.Run}})
 			if err != nil {
@@ -126,8 +131,9 @@ func newConflictRig(t *testing.T) *conflictRig {
 // recorded — is refused to its sender (FailedPrecondition), counted under
 // the closed label "conflict", shown among the dashboard's errors, and
 // the run goes on: the loop takes the next good batch. The recorded batch
-// forwarded again (a shuffler's retry after a restart) is still taken, and
-// every model tells the shuffler the last round received.
+// forwarded again is refused as computed on a model whose batch was taken
+// (Aborted: never applied twice), not as a conflict, and every model tells
+// the shuffler the last round received.
 func TestServerRefusesConflictingBatch(t *testing.T) {
 	rig := newConflictRig(t)
 	ctx, srv, run, batch, reg, board, loop := rig.ctx, rig.srv, rig.run, rig.batch, rig.reg, rig.board, rig.loop
@@ -148,8 +154,8 @@ func TestServerRefusesConflictingBatch(t *testing.T) {
 		t.Fatalf("round 1: %v", err)
 	}
 	refused("another batch of round 1", batch(1), "round 1 of run")
-	if err := submit(first); err != nil {
-		t.Fatalf("round 1's batch forwarded again: %v", err)
+	if err := submit(first); status.Code(err) != codes.Aborted {
+		t.Fatalf("round 1's batch forwarded again: %v, want Aborted (its model's batch was taken)", err)
 	}
 	if err := submit(batch(3)); err != nil {
 		t.Fatalf("round 3: %v", err)
@@ -158,8 +164,9 @@ func TestServerRefusesConflictingBatch(t *testing.T) {
 	if err := submit(batch(4)); err != nil {
 		t.Fatalf("round 4 after the refusals: %v", err)
 	}
-	// The loop has recorded round 4 before it publishes the next model.
-	mdl, err := srv.GetModel(ctx, &pb.GetModelRequest{Run: run.Run, AfterVersion: 3})
+	// The loop has recorded round 4 before it publishes the next model
+	// (version 3: rounds 1, 3 and 4 applied, each once).
+	mdl, err := srv.GetModel(ctx, &pb.GetModelRequest{Run: run.Run, AfterVersion: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,9 @@ import (
 )
 
 // TestBatchCarriesNoDropoutInformation pins what a released batch carries
-// to the server: the run, the round, the report length and the reports.
+// to the server: the run, the round, the report length, the reports and
+// the version of the model the round relayed (the server's own, published
+// before the round was opened: (A3) argues it).
 // No dummy count, per-client status or any other field that could depend
 // on who dropped out (docs/proofs/dummy-reports.md, (A3)); a field added to
 // the message fails this test and must be argued there first.
@@ -24,7 +26,7 @@ func TestBatchCarriesNoDropoutInformation(t *testing.T) {
 		}
 	}
 	slices.Sort(fields)
-	if want := []string{"ReportBytes", "Reports", "Round", "Run"}; !slices.Equal(fields, want) {
+	if want := []string{"ModelVersion", "ReportBytes", "Reports", "Round", "Run"}; !slices.Equal(fields, want) {
 		t.Fatalf("pb.Batch fields %v, want exactly %v", fields, want)
 	}
 }

@@ -71,7 +71,9 @@ type Stats struct {
 	// RoundsOpened, Released and Discarded count rounds: opened (clients
 	// sampled), released (debited and forwarded), discarded (incomplete,
 	// below the minimum batch, or holding a replay; nothing debited).
-	RoundsOpened, Released, Discarded int64
+	// Unused counts the released rounds the server refused as computed on
+	// a model version it does not wait for (debited, never applied).
+	RoundsOpened, Released, Discarded, Unused int64
 	// Accepted counts reports accepted into a round; Forwarded those
 	// forwarded in released batches (dummies included).
 	Accepted, Forwarded int64

@@ -75,6 +75,10 @@ type ServerConfig struct {
 	// published in the RunSpec (the shuffler refuses another delta and
 	// honours a lower target).
 	Delta, TargetEpsilon float64
+	// Rounds is the number of rounds the run plans (the loop's
+	// ceil(epochs*n/k)), published in the RunSpec: the shuffler's ledger
+	// debits at most this many (0: none published, no cap).
+	Rounds int64
 	// TLS is the listener's configuration (pki.ServerTLS with the server's
 	// certificate).
 	TLS *tls.Config
@@ -160,9 +164,14 @@ type Server struct {
 	run    protocol.RunConfig
 	grpc   *grpc.Server
 
-	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced when model or finished changes
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced when model or finished changes
+	// model is the published model whose batch the loop waits for; nil
+	// before the first and, in an unsharded run, from when its batch was
+	// taken until the next is published (GetModel hands out no model
+	// whose batch was applied already). pub is its handoff.
 	model    *pb.Model
+	pub      *publication
 	finished bool
 	// modelRound is the collector's round the published model is for
 	// (sharded runs only).
@@ -187,7 +196,6 @@ type Server struct {
 	served   []int64
 	bindings atomic.Pointer[map[[protocol.ReportIDSize]byte]protocol.Binding]
 
-	batches  chan handoff
 	stops    chan string
 	stopping chan struct{}
 	stopOnce sync.Once
@@ -215,7 +223,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		cfg.BatchTimeout = DefaultBatchTimeout
 	}
 	s := &Server{cfg: cfg, changed: make(chan struct{}),
-		batches: make(chan handoff), stops: make(chan string, 1), stopping: make(chan struct{})}
+		stops: make(chan string, 1), stopping: make(chan struct{})}
 	cfg.Metrics.Budget(cfg.TargetEpsilon, cfg.Delta)
 	var err error
 	if s.key, err = loadOrCreateKey(filepath.Join(cfg.Dir, KeyFile)); err != nil {
@@ -303,7 +311,7 @@ func (s *Server) Publish(run protocol.RunConfig) error {
 		}
 	}
 	s.spec = &pb.RunSpec{Config: runConfigToPB(run), KeyConfigs: [][]byte{kc},
-		Delta: s.cfg.Delta, TargetEpsilon: s.cfg.TargetEpsilon,
+		Delta: s.cfg.Delta, TargetEpsilon: s.cfg.TargetEpsilon, Rounds: s.cfg.Rounds,
 		Dataset: &pb.Dataset{Name: s.cfg.Dataset.Name, Seed: s.cfg.Dataset.Seed}}
 	return nil
 }
@@ -418,8 +426,10 @@ func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, er
 	if s.cfg.Received != nil {
 		pm.LastRound = max(s.cfg.Received.LastRound(), 0)
 	}
+	pub := &publication{version: m.Version, batches: make(chan handoff), gone: make(chan struct{})}
+	defer close(pub.gone)
 	s.mu.Lock()
-	s.model = pm
+	s.model, s.pub = pm, pub
 	close(s.changed)
 	s.changed = make(chan struct{})
 	now := time.Now()
@@ -432,7 +442,7 @@ func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, er
 	timer := time.NewTimer(s.cfg.BatchTimeout)
 	defer timer.Stop()
 	for {
-		h, err := s.await(ctx, timer, m.Version)
+		h, err := s.await(ctx, timer, pub)
 		if err != nil {
 			return protocol.Batch{}, err
 		}
@@ -443,6 +453,7 @@ func (s *Server) Next(ctx context.Context, m protocol.Model) (protocol.Batch, er
 		h.reply <- nil
 		s.mu.Lock()
 		s.taken, s.round = time.Now(), h.batch.Round
+		s.model, s.pub = nil, nil // applied: GetModel waits for the next
 		s.mu.Unlock()
 		return h.batch, nil
 	}
@@ -488,21 +499,43 @@ func (s *Server) admit(b protocol.Batch) error {
 	return err
 }
 
-// await is one wait of Next for a handoff.
-func (s *Server) await(ctx context.Context, timer *time.Timer, version int64) (handoff, error) {
+// await is one wait of Next for a handoff of the batch of pub's model.
+func (s *Server) await(ctx context.Context, timer *time.Timer, pub *publication) (handoff, error) {
 	select {
 	case <-timer.C:
 		return handoff{}, fmt.Errorf("%w: no batch within %v of publishing model version %d (--batch-timeout); is the shuffler running, connected to this server, with its --min-connected clients registered?",
-			ErrBatchTimeout, s.cfg.BatchTimeout, version)
-	case h := <-s.batches:
+			ErrBatchTimeout, s.cfg.BatchTimeout, pub.version)
+	case h := <-pub.batches:
 		return h, nil
 	case reason := <-s.stops:
-		return handoff{}, fmt.Errorf("the shuffler stopped the run (%s): %w", reason, ledger.ErrBudgetExhausted)
+		return handoff{}, stopError(reason)
 	case <-s.stopping:
 		return handoff{}, ErrStopped
 	case <-ctx.Done():
 		return handoff{}, ctx.Err()
 	}
+}
+
+// publication is the handoff of one published model's batch (Next): a
+// batch is handed over only on the channel of the model version it was
+// computed on, and gone is closed when Next stops waiting for it, so that
+// no batch is ever applied to another version than its own (a server
+// restarted from an older checkpoint, a second batch for a model whose
+// batch was taken).
+type publication struct {
+	version int64
+	batches chan handoff
+	gone    chan struct{}
+}
+
+// stopError is Next's error when the shuffler stopped the run for reason:
+// it wraps ledger.ErrBudgetExhausted (no more rounds will come) and, for
+// protocol.StopRounds, protocol.ErrRoundsDebited.
+func stopError(reason string) error {
+	if reason == protocol.StopRounds {
+		return fmt.Errorf("the shuffler stopped the run (%s: %w): %w", reason, protocol.ErrRoundsDebited, ledger.ErrBudgetExhausted)
+	}
+	return fmt.Errorf("the shuffler stopped the run (%s): %w", reason, ledger.ErrBudgetExhausted)
 }
 
 // GetRun implements the Server service: the public run specification.
@@ -541,7 +574,14 @@ func (s *Server) GetModel(ctx context.Context, req *pb.GetModelRequest) (*pb.Mod
 // SubmitBatch implements the Server service (shuffler only: rpcRoles; the
 // message is bounded by batchLimit before it is read): the batch is
 // checked (run, report length, batch size, distinct report ids, one key id
-// the server holds) and handed to the training loop waiting in Next.
+// the server holds) and handed to the training loop waiting in Next, if
+// the loop waits for the batch of the model version it was computed on,
+// and admitted there (Server.admit: a batch contradicting the record of
+// rounds received is refused with FailedPrecondition). A batch of another
+// version (computed on a model of the server before it restarted from an
+// older checkpoint, or a second batch of a model whose batch was taken)
+// is refused with Aborted: the shuffler debited it, and counts it
+// released and unused.
 func (s *Server) SubmitBatch(ctx context.Context, pbb *pb.Batch) (*pb.BatchAck, error) {
 	if s.coll != nil {
 		return s.submitShardBatch(pbb)
@@ -552,18 +592,70 @@ func (s *Server) SubmitBatch(ctx context.Context, pbb *pb.Batch) (*pb.BatchAck, 
 		s.cfg.Dashboard.Error("batch refused: " + err.Error())
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
+	pub, err := s.publication(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if pub == nil || pub.version != b.ModelVersion {
+		if err := s.admit(b); err != nil { // a conflict is one, whatever its version
+			return nil, status.Error(codes.FailedPrecondition, err.Error())
+		}
+		return nil, s.staleBatch(b, pub)
+	}
 	h := handoff{batch: b, reply: make(chan error, 1)}
 	select {
-	case s.batches <- h: // the loop took it (the one handoff: see Server)
+	case pub.batches <- h: // the loop took it (the one handoff: see Server)
 		if err := <-h.reply; err != nil {
 			return nil, status.Error(codes.FailedPrecondition, err.Error())
 		}
 		return &pb.BatchAck{}, nil
+	case <-pub.gone: // the loop took another batch of this version, or stopped waiting
+		return nil, s.staleBatch(b, nil)
 	case <-s.stopping:
 		return nil, status.Error(codes.Unavailable, "server stopping")
 	case <-ctx.Done():
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}
+}
+
+// publication waits until the loop publishes a model whose batch it waits
+// for (not while it applies the last batch, nor before its first model,
+// as a restarted server loads its checkpoint) and returns its
+// publication; nil once the run is finished.
+func (s *Server) publication(ctx context.Context) (*publication, error) {
+	for {
+		s.mu.Lock()
+		pub, fin, ch := s.pub, s.finished, s.changed
+		s.mu.Unlock()
+		if pub != nil || fin {
+			return pub, nil
+		}
+		select {
+		case <-ch:
+		case <-s.stopping:
+			return nil, status.Error(codes.Unavailable, "server stopping")
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	}
+}
+
+// staleBatch refuses batch b, computed on a model version the loop does
+// not wait for (pub: the publication it waits on, nil if none: the run is
+// finished, or the loop took another batch of that version).
+func (s *Server) staleBatch(b protocol.Batch, pub *publication) error {
+	s.cfg.Metrics.BatchRejected(telemetry.ReasonWrongRound)
+	msg := fmt.Sprintf("batch of round %d computed on model version %d: the server waits for no batch of that version (", b.Round, b.ModelVersion)
+	if pub != nil {
+		msg += fmt.Sprintf("it published model version %d)", pub.version)
+	} else {
+		msg += "its batch was taken, or the run is finished)"
+	}
+	s.cfg.Dashboard.Error("batch refused: " + msg)
+	if s.cfg.Log != nil {
+		s.cfg.Log.Printf("%s; refused", msg)
+	}
+	return status.Error(codes.Aborted, msg)
 }
 
 // checkBatch validates a batch and splits its reports.
@@ -593,7 +685,7 @@ func CheckBatch(run protocol.RunConfig, keys map[uint8]bool, p *pb.Batch) (proto
 	if n < run.MinBatch || n > most {
 		return protocol.Batch{}, fmt.Errorf("batch of %d reports, the run's batches have %d to %d", n, run.MinBatch, most)
 	}
-	b := protocol.Batch{Run: p.Run, Round: p.Round, Reports: make([][]byte, n)}
+	b := protocol.Batch{Run: p.Run, Round: p.Round, ModelVersion: p.ModelVersion, Reports: make([][]byte, n)}
 	seen := make(map[[protocol.ReportIDSize]byte]struct{}, n)
 	var key uint8
 	for i := range n {

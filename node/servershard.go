@@ -113,7 +113,9 @@ func (s *Server) getShardModel(ctx context.Context, req *pb.GetModelRequest) (*p
 
 // submitShardBatch is SubmitBatch for a shard's shuffler: the batch is
 // checked against the shard's part of the run (its run id, k_s, minimum
-// batch) and offered for the round the shard was handed the model of. A
+// batch) and offered for the round the shard was handed the model of, if
+// it was computed on that model's version (else Aborted, as a batch
+// before any model was handed to the shard in this server's life). A
 // second batch of that (shard, round) is refused with AlreadyExists: the
 // shuffler debited it and must not release it.
 func (s *Server) submitShardBatch(p *pb.Batch) (*pb.BatchAck, error) {
@@ -127,10 +129,13 @@ func (s *Server) submitShardBatch(p *pb.Batch) (*pb.BatchAck, error) {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	s.mu.Lock()
-	r := s.served[i]
+	r, m := s.served[i], s.model
 	s.mu.Unlock()
-	if r == 0 {
-		return nil, status.Errorf(codes.FailedPrecondition, "shard %d: a batch before any model was handed to it", i)
+	if r == 0 || m == nil || m.Version != b.ModelVersion {
+		// Computed on a model of the server before it restarted (from an
+		// older checkpoint; none handed to the shard since): the shuffler
+		// counts it debited and unused.
+		return nil, status.Errorf(codes.Aborted, "shard %d: batch of round %d computed on model version %d, which the server did not hand the shard for the round it collects", i, b.Round, b.ModelVersion)
 	}
 	switch err := s.coll.Offer(i, r, b); {
 	case errors.Is(err, shard.ErrAlreadyDelivered):

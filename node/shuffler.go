@@ -173,6 +173,13 @@ type Shuffler struct {
 	svc     *shuffler.Service
 	budget  *claimBudget
 	dummies *roundDummies
+	// planned is the number of rounds the run plans (the RunSpec's; 0:
+	// none published): the ledger debits no more.
+	planned int64
+	// stale is set by collect when the server refused the released batch
+	// as computed on a model version it does not wait for: the next model
+	// is asked for afresh.
+	stale   bool
 	started bool // the first round was opened (MinConnected no longer applies)
 	// connects counts the times the connection to the server became
 	// ready: a change means the server may have restarted from an older
@@ -325,6 +332,9 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	if err != nil {
 		return err
 	}
+	if s.planned = spec.GetRounds(); s.planned < 0 {
+		return fmt.Errorf("shuffler: the server's run %q plans %d rounds", s.run.Run, s.planned)
+	}
 	s.local = s.run
 	if s.cfg.Shards > 1 {
 		if err := s.takeShard(ctx); err != nil {
@@ -367,7 +377,7 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 	s.cfg.Metrics.Budget(s.cfg.RoundTimeout, target, s.cfg.Delta)
 	run := s.local
 	s.runPB = runConfigToPB(s.run)
-	s.budget = &claimBudget{lease: s.lease, inner: &shuffler.LedgerBudget{Ledger: l,
+	s.budget = &claimBudget{lease: s.lease, planned: s.planned, inner: &shuffler.LedgerBudget{Ledger: l,
 		Event: func(k int) event.Event { return run.Round(k).Event() }}}
 	if s.cfg.MinConnected > s.local.Population {
 		return fmt.Errorf("min-connected %d: the run has %d clients", s.cfg.MinConnected, s.local.Population)

@@ -52,15 +52,23 @@ func (s *Shuffler) forward(ctx context.Context, srv pb.ServerClient, b protocol.
 		}
 	})
 	defer stop()
-	_, err := srv.SubmitBatch(fctx, &pb.Batch{Run: b.Run, Round: b.Round, ReportBytes: int64(size), Reports: buf}, grpc.WaitForReady(true))
+	_, err := srv.SubmitBatch(fctx, &pb.Batch{Run: b.Run, Round: b.Round, ReportBytes: int64(size), Reports: buf, ModelVersion: b.ModelVersion}, grpc.WaitForReady(true))
 	switch status.Code(err) {
 	case codes.Unavailable:
 		return fmt.Errorf("the server at %s went away before the run finished: %w", s.cfg.Server, err)
 	case codes.AlreadyExists:
 		return fmt.Errorf("%w (%v)", errAlreadyDelivered, err)
+	case codes.Aborted:
+		return fmt.Errorf("%w (%v)", errStaleModel, err)
 	}
 	return err
 }
+
+// errStaleModel: the server refused the batch as computed on a model
+// version it does not wait for (it restarted from an older checkpoint
+// meanwhile). The round is debited and not applied: counted, never
+// released again; the next round runs on the server's current model.
+var errStaleModel = errors.New("the server refused the batch: computed on a model version it does not wait for")
 
 // claimBudget claims the round's report ids in the durable report-id store
 // in the ledger's debit, one transaction (ledger.Ledger.DebitClaiming): a
@@ -75,6 +83,8 @@ type claimBudget struct {
 	// dummies, if not nil, are the round's dummy reports handed to the
 	// Service at release: their ids are claimed with the clients'.
 	dummies *roundDummies
+	// planned, if > 0, is the run's planned rounds: no debit past them.
+	planned int64
 
 	mu      sync.Mutex
 	pending [][protocol.ReportIDSize]byte
@@ -109,6 +119,9 @@ func (c *claimBudget) Debit(ctx context.Context, r shuffler.Release) error {
 	}
 	if r.Run != c.inner.Ledger.Run() {
 		return fmt.Errorf("release of run %q, ledger of run %q", r.Run, c.inner.Ledger.Run())
+	}
+	if n := c.inner.Ledger.Rounds(); c.planned > 0 && n >= c.planned {
+		return fmt.Errorf("%w: %d of %d debited", protocol.ErrRoundsDebited, n, c.planned)
 	}
 	if c.lease != nil {
 		if err := c.lease.Check(ctx); err != nil {

@@ -102,6 +102,17 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 			return err
 		}
 		for released := false; !released; {
+			if n := l.Rounds(); s.planned > 0 && n >= s.planned {
+				// Every planned round is debited, and the server still
+				// asks for one (it applied fewer: batches lost to a
+				// crash, or refused as computed on a stale model).
+				s.logf("the ledger holds %d debited rounds, the run's %d planned; stopping the run", n, s.planned)
+				_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.local.Run, Reason: protocol.StopRounds})
+				if serr == nil {
+					s.over()
+				}
+				return serr
+			}
 			if err := s.waitClients(ctx); err != nil {
 				if ctx.Err() != nil {
 					return nil // cancelled
@@ -111,7 +122,7 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 			round, err := s.svc.Open(ctx, protocol.Model{Run: s.local.Run, Version: m.Version, Params: m.Params})
 			if errors.Is(err, ledger.ErrBudgetExhausted) {
 				s.logf("budget spent (%v); stopping the run", err)
-				_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.local.Run, Reason: "target-epsilon"})
+				_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.local.Run, Reason: protocol.StopTargetEpsilon})
 				if serr == nil {
 					s.over()
 				}
@@ -134,6 +145,12 @@ func (s *Shuffler) rounds(ctx context.Context, srv pb.ServerClient, l *ledger.Le
 			}
 		}
 		after = m.Version
+		if s.stale {
+			// The server refused the batch as computed on a model version
+			// it does not wait for: take its current model.
+			s.stale = false
+			after = -1
+		}
 		if s.connects.Load() != epoch {
 			// Reconnected since the model was fetched: the server may have
 			// restarted from a checkpoint older than this version, and
@@ -272,6 +289,14 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 			round.ID, rel.Reports, rel.Dummies, m.Version, time.Since(start).Seconds(), l.Rounds(), epsString(l), (cpu - s.cpuMark).Seconds())
 		s.cpuMark = cpu
 		return true, nil
+	case rel.Round != 0 && errors.Is(err, errStaleModel):
+		// The server restarted from an older checkpoint while the round
+		// ran: it published another model version than the batch's.
+		// Debited, not applied; the next round runs on its current model.
+		s.stale = true
+		s.stats.add(func(st *Stats) { st.Unused++ })
+		s.logf("round %d debited, refused by the server, unused (model version %d): %v", round.ID, m.Version, err)
+		return true, nil
 	case rel.Round != 0 && errors.Is(err, errAlreadyDelivered):
 		// Sharded run: another replica of this shard delivered the round
 		// before it died. Debited, not released; the next model follows.
@@ -289,7 +314,7 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 		s.cfg.Metrics.RoundDiscarded(telemetry.ReasonBudgetExhausted)
 		s.cfg.Dashboard.Status("budget spent: the ledger refused the next round")
 		s.logf("round %d: budget spent; stopping the run", round.ID)
-		_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.local.Run, Reason: "target-epsilon"})
+		_, serr := srv.Stop(ctx, &pb.StopRequest{Run: s.local.Run, Reason: protocol.StopTargetEpsilon})
 		if serr != nil {
 			return false, serr
 		}

@@ -35,13 +35,18 @@ type Round struct {
 func (r *Round) Binding() Binding { return Binding{Run: r.Model.Run, Round: r.ID} }
 
 // Batch is what the shuffler forwards to the server after the budget was
-// debited: the run, the round id and the sealed report byte strings in a
-// uniformly random order. No client identity, timestamp or arrival order
-// is part of it.
+// debited: the run, the round id, the version of the model the round
+// relayed and the sealed report byte strings in a uniformly random order.
+// No client identity, timestamp or arrival order is part of it.
 type Batch struct {
-	Run     string
-	Round   int64
-	Reports [][]byte
+	Run   string
+	Round int64
+	// ModelVersion is the Version of the Model the round relayed, the one
+	// its reports were computed on (public: the server published it). The
+	// server applies the batch to that version only; Digest does not
+	// cover it (the ledgers match batches by their content).
+	ModelVersion int64
+	Reports      [][]byte
 }
 
 // Binding is the (run, round) a Batch's reports are sealed for.

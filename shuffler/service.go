@@ -426,7 +426,7 @@ func (s *Service) Release(ctx context.Context, forward func(context.Context, pro
 		s.batch = new(batchMemory)
 	}
 	out, digest := copyAndDigest(s.cfg.Run.Run, id, delivered, s.cfg.Run.ReportBytes, s.batch)
-	b := protocol.Batch{Run: s.cfg.Run.Run, Round: id, Reports: out}
+	b := protocol.Batch{Run: s.cfg.Run.Run, Round: id, ModelVersion: s.round.Model.Version, Reports: out}
 	rel := Release{Run: b.Run, Round: id, Reports: len(out), Digest: digest}
 	if err := s.cfg.Budget.Debit(ctx, rel); err != nil {
 		return Release{}, fmt.Errorf("shuffler: round %d: %w: %w", id, ErrNotDebited, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/metrics"
+	"github.com/shuffledp/shuffledp/protocol"
 	"github.com/shuffledp/shuffledp/server"
 )
 
@@ -23,6 +24,11 @@ const (
 	StopTargetEpsilon StopReason = "target-epsilon"
 	// StopCancelled: the context was cancelled (e.g. Ctrl-C).
 	StopCancelled StopReason = "cancelled"
+	// StopRoundsDebited: a networked run's shuffler debited every planned
+	// round and stopped the run (protocol.ErrRoundsDebited) before the
+	// server applied as many: some batches were debited and never applied
+	// (lost to a crash, or refused as computed on a stale model).
+	StopRoundsDebited StopReason = "rounds-debited"
 )
 
 // Hooks are callbacks of Run; nil ones are skipped. An error returned by a
@@ -151,6 +157,9 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 				if err := eval(); err != nil {
 					return "", err
 				}
+			}
+			if errors.Is(err, protocol.ErrRoundsDebited) {
+				return StopRoundsDebited, nil
 			}
 			return StopTargetEpsilon, nil
 		}

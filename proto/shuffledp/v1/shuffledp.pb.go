@@ -309,6 +309,10 @@ type RunSpec struct {
 	Delta         float64  `protobuf:"fixed64,3,opt,name=delta,proto3" json:"delta,omitempty"`
 	TargetEpsilon float64  `protobuf:"fixed64,4,opt,name=target_epsilon,json=targetEpsilon,proto3" json:"target_epsilon,omitempty"`
 	Dataset       *Dataset `protobuf:"bytes,5,opt,name=dataset,proto3" json:"dataset,omitempty"`
+	// rounds is the number of rounds the run plans (the server's
+	// ceil(epochs*n/k)); the shuffler's ledger debits at most this many
+	// (0: no plan published, no cap).
+	Rounds        int64 `protobuf:"varint,6,opt,name=rounds,proto3" json:"rounds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -376,6 +380,13 @@ func (x *RunSpec) GetDataset() *Dataset {
 		return x.Dataset
 	}
 	return nil
+}
+
+func (x *RunSpec) GetRounds() int64 {
+	if x != nil {
+		return x.Rounds
+	}
+	return 0
 }
 
 type GetModelRequest struct {
@@ -524,13 +535,19 @@ func (x *Model) GetLastRound() int64 {
 
 // Batch is a released batch: run, round and the sealed reports in a
 // uniformly random order, concatenated (every report of a run has the same
-// length, report_bytes). No identity, no timestamp, no arrival order.
+// length, report_bytes), and the version of the model the round relayed
+// (public: the server published it). No identity, no timestamp, no arrival
+// order.
 type Batch struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Run           string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
-	Round         int64                  `protobuf:"varint,2,opt,name=round,proto3" json:"round,omitempty"`
-	ReportBytes   int64                  `protobuf:"varint,3,opt,name=report_bytes,json=reportBytes,proto3" json:"report_bytes,omitempty"`
-	Reports       []byte                 `protobuf:"bytes,4,opt,name=reports,proto3" json:"reports,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Run         string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	Round       int64                  `protobuf:"varint,2,opt,name=round,proto3" json:"round,omitempty"`
+	ReportBytes int64                  `protobuf:"varint,3,opt,name=report_bytes,json=reportBytes,proto3" json:"report_bytes,omitempty"`
+	Reports     []byte                 `protobuf:"bytes,4,opt,name=reports,proto3" json:"reports,omitempty"`
+	// model_version is the version of the model the clients computed the
+	// reports on; the server applies the batch to that version only and
+	// refuses it (FailedPrecondition) if it publishes another.
+	ModelVersion  int64 `protobuf:"varint,5,opt,name=model_version,json=modelVersion,proto3" json:"model_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -593,6 +610,13 @@ func (x *Batch) GetReports() []byte {
 	return nil
 }
 
+func (x *Batch) GetModelVersion() int64 {
+	if x != nil {
+		return x.ModelVersion
+	}
+	return 0
+}
+
 type BatchAck struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -632,7 +656,8 @@ func (*BatchAck) Descriptor() ([]byte, []int) {
 type StopRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Run   string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
-	// reason is "target-epsilon" when the budget is spent.
+	// reason is "target-epsilon" when the budget is spent, "rounds" when
+	// the shuffler's ledger holds the run's planned rounds (RunSpec.rounds).
 	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1128,14 +1153,15 @@ const file_shuffledp_proto_rawDesc = "" +
 	"\aDataset\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04seed\x18\x02 \x01(\x04R\x04seed\"\x0f\n" +
-	"\rGetRunRequest\"\xc9\x01\n" +
+	"\rGetRunRequest\"\xe1\x01\n" +
 	"\aRunSpec\x12/\n" +
 	"\x06config\x18\x01 \x01(\v2\x17.shuffledp.v1.RunConfigR\x06config\x12\x1f\n" +
 	"\vkey_configs\x18\x02 \x03(\fR\n" +
 	"keyConfigs\x12\x14\n" +
 	"\x05delta\x18\x03 \x01(\x01R\x05delta\x12%\n" +
 	"\x0etarget_epsilon\x18\x04 \x01(\x01R\rtargetEpsilon\x12/\n" +
-	"\adataset\x18\x05 \x01(\v2\x15.shuffledp.v1.DatasetR\adataset\"H\n" +
+	"\adataset\x18\x05 \x01(\v2\x15.shuffledp.v1.DatasetR\adataset\x12\x16\n" +
+	"\x06rounds\x18\x06 \x01(\x03R\x06rounds\"H\n" +
 	"\x0fGetModelRequest\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12#\n" +
 	"\rafter_version\x18\x02 \x01(\x03R\fafterVersion\"\x9d\x01\n" +
@@ -1146,12 +1172,13 @@ const file_shuffledp_proto_rawDesc = "" +
 	"\x06key_id\x18\x04 \x01(\rR\x05keyId\x12\x1a\n" +
 	"\bfinished\x18\x05 \x01(\bR\bfinished\x12\x1d\n" +
 	"\n" +
-	"last_round\x18\x06 \x01(\x03R\tlastRound\"l\n" +
+	"last_round\x18\x06 \x01(\x03R\tlastRound\"\x91\x01\n" +
 	"\x05Batch\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x14\n" +
 	"\x05round\x18\x02 \x01(\x03R\x05round\x12!\n" +
 	"\freport_bytes\x18\x03 \x01(\x03R\vreportBytes\x12\x18\n" +
-	"\areports\x18\x04 \x01(\fR\areports\"\n" +
+	"\areports\x18\x04 \x01(\fR\areports\x12#\n" +
+	"\rmodel_version\x18\x05 \x01(\x03R\fmodelVersion\"\n" +
 	"\n" +
 	"\bBatchAck\"7\n" +
 	"\vStopRequest\x12\x10\n" +
