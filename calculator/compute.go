@@ -26,7 +26,10 @@ type Row struct {
 	UpperBound    string    `json:"upper_bound,omitempty"`
 	Witness       string    `json:"witness,omitempty"`
 	PLDOptimistic float64   `json:"pld_optimistic,omitempty"`
-	Note          string    `json:"note,omitempty"`
+	// Conjecture marks a row resting on a conjecture (account's JSON field:
+	// the ICLR'23 Gaussian bounds, best-conjecture): not a proven guarantee.
+	Conjecture bool   `json:"conjecture,omitempty"`
+	Note       string `json:"note,omitempty"`
 	// Text is Epsilon printed (FormatKind); not part of the CLI's JSON.
 	Text string `json:"text"`
 }

@@ -21,5 +21,5 @@ func ExampleCompute() {
 	fmt.Printf("epsilon <= %s (%s)\n", res.Best.Text, res.Best.Winner)
 	// Output:
 	// shuffledp account --json --bound all --mechanism shuffle-gaussian --n 10000 --sigma 5 --steps 100 --delta 1e-8
-	// epsilon <= 0.211233 (iclr23-thm1)
+	// epsilon <= 29.8269 (pld)
 }

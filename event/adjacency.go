@@ -87,35 +87,18 @@ func (e Event) validateAdjacency() error {
 	return nil
 }
 
-// unitSensitivity returns the event whose curve e's curve is: for a shuffle
-// Gaussian event under replace-one adjacency the same event at noise
-// multiplier sigma/2 under zero-out; otherwise e itself. The Adjacency of
-// the result is cleared (its curve is the zero-out curve), so that the
-// curve caches share one entry.
-//
-// This is the only place where the adjacency changes a curve. The bounds of
-// package shufflegauss are for a pair of datasets whose clipped inputs
-// differ in one client by a vector of norm at most C = the unit of sigma
-// (ICLR'23 Thm 1's pair (0,...,0) vs (1,0,...,0), assumed the worst case).
-// Under replace-one, one client's x is replaced by x' with |x - x'| <= 2C.
-// Adding the same vector -x to every client's input before randomizing
-// does not change the noise, and the shuffled output multiset of the
-// translated inputs is the original one translated by -x in every report:
-// an invertible post-processing that does not depend on the data. So the
-// pair (D, D') has the Rényi divergence of the pair in which the changed
-// client holds 0 vs x' - x, whose norm is at most 2C, i.e. the zero-out
-// pair with sensitivity 2C, the zero-out curve at noise multiplier
-// sigma/2. (Thm 1's worst-case assumption is over such pairs; its
-// pair is then (0,...,0) vs (2,0,...,0) in units of sigma.) The same
-// translation holds for sampling k of n and for check-in: which clients
-// report is independent of the data. sigma/2 is exact in float64.
-func (e Event) unitSensitivity() Event {
-	if IsGaussian(e.Mechanism) && e.Adjacency == AdjacencyReplaceOne {
-		e.Sigma /= 2
-	}
-	e.Adjacency = ""
-	return e
-}
+// How the adjacency enters the Gaussian curves (newGaussianCurve): under
+// zero-out the changed client's clipped input moves by at most C (the unit
+// of sigma), under replace-one by at most 2C, so a bound on the Gaussian
+// report of the changed client alone (Cor. 1, the check-in slot, the
+// Gaussian PLD pair) is evaluated at sigma under zero-out and at sigma/2
+// under replace-one. The WOR subsampled bounds compare the changed client
+// with another sampled client, up to 2C apart under either relation:
+// sigma/2 for both. The ICLR'23 conjectures (Thm 1's worst-case pair) are
+// evaluated at sigma/2 for both relations: at sigma they are refuted under
+// zero-out (docs/proofs/shuffle-gaussian.md), and every zero-out pair is a
+// replace-one pair (0 lies in the clipped domain), so zero-out may use
+// whatever replace-one uses.
 
 // ComposedAdjacency is the relation a composition of events is stated for
 // (Result.Adjacency): their common EffectiveAdjacency, or zero-out when

@@ -61,10 +61,9 @@ type BestResult struct {
 	Skipped []string      `json:"skipped,omitempty"`
 }
 
-// Best returns the smallest epsilon at delta over every upper-bound route
-// for the composed events, naming the winner (a shuffle Gaussian result
-// won by a conjectured bound is labelled Result.Conjecture; BestWith with
-// BoundBestConjecture names that opt-in explicitly): the RDP route (Account
+// Best returns the smallest epsilon at delta over every PROVEN upper-bound
+// route for the composed events, naming the winner (no conjecture enters
+// it: BestWith with BoundBestConjecture opts in to them): the RDP route (Account
 // with "best") for every mechanism; for eps0-LDP shuffle events (shuffle,
 // subsampled-shuffle) whose rounds are all the same event, the
 // approximate-DP route (RouteApproxDP); and when every event has a

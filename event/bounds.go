@@ -21,7 +21,7 @@ type Bound struct {
 	// either (accounting.KindRDPLower).
 	Lower bool
 	// Conjecture is true for a bound resting on an unproven claim
-	// (IsConjecture), labelled wherever printed.
+	// (IsConjecture): never part of "best", labelled wherever printed.
 	Conjecture bool
 }
 
@@ -73,12 +73,12 @@ func ldpBounds(mech string) []Bound {
 }
 
 // Curve returns the per-round RDP curve of e under the named bound; "" or
-// "best" is the best valid upper bound: for the LDP mechanisms
-// accounting.Best, for the Gaussian mechanisms the pointwise minimum of the
-// mechanism's bound and Cor. 1 (see gaussian.go). The event is validated
-// first. A shuffle Gaussian event under replace-one adjacency has the
-// curve of the same event at sigma/2 under zero-out (see unitSensitivity,
-// adjacency.go).
+// "best" is the best PROVEN upper bound: for the LDP mechanisms
+// accounting.Best, for the Gaussian mechanisms the pointwise minimum of
+// their proven bounds (gaussian.go). BoundBestConjecture opts in to the
+// conjectured Gaussian bounds too (for the other mechanisms it is "best").
+// The event is validated first. How the adjacency sets the noise
+// multiplier of each Gaussian bound: newGaussianCurve.
 func (e Event) Curve(bound string) (accounting.RDP, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func (e Event) Curve(bound string) (accounting.RDP, error) {
 		bound = accounting.BoundBest
 	}
 	if IsGaussian(e.Mechanism) {
-		return gaussianCurve(e.unitSensitivity(), bound)
+		return gaussianCurve(e, bound)
 	}
 	if bound == BoundBestConjecture {
 		bound = accounting.BoundBest // no conjecture applies to e's mechanism

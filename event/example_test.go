@@ -31,26 +31,39 @@ func Example() {
 
 // Example_adjacency: 1,000 rounds of DP-SGD in the shuffle model (60 of
 // 60,000 clients per round add N(0, C^2 0.86^2 I) to their clipped
-// gradients). Replace-one adjacency (one client's gradient replaced by any
-// other, up to 2C apart; the default of shuffledp account and train) costs
-// what zero-out adjacency (replaced by zero, the ICLR'23 paper's
-// convention) costs at half the noise multiplier.
+// gradients), and one shuffle of 60,000 Gaussian reports (ICLR'23 Table 1).
+// "best" is proven (here the PLD route); best-conjecture opts in to the
+// ICLR'23 bounds and is labelled a conjecture. Under WOR subsampling the
+// changed client is compared with another sampled one, up to 2C apart, so
+// zero-out costs what replace-one costs; without subsampling zero-out
+// (sensitivity C) is cheaper. The conjectures are evaluated at sigma/2 for
+// both relations.
 func Example_adjacency() {
 	for _, e := range []event.Event{
 		{Mechanism: event.SubsampledShuffleGaussian, N: 60000, K: 60, Sigma: 0.86, Adjacency: event.AdjacencyZeroOut},
 		{Mechanism: event.SubsampledShuffleGaussian, N: 60000, K: 60, Sigma: 0.86, Adjacency: event.AdjacencyReplaceOne},
-		{Mechanism: event.SubsampledShuffleGaussian, N: 60000, K: 60, Sigma: 0.43, Adjacency: event.AdjacencyZeroOut},
+		{Mechanism: event.ShuffleGaussian, N: 60000, Sigma: 9.48, Adjacency: event.AdjacencyZeroOut},
+		{Mechanism: event.ShuffleGaussian, N: 60000, Sigma: 9.48, Adjacency: event.AdjacencyReplaceOne},
 	} {
-		r, err := event.Account([]event.Composed{{Event: e, Count: 1000}}, "best", 1e-5, nil)
+		steps := int64(1000)
+		if e.Mechanism == event.ShuffleGaussian {
+			steps = 1
+		}
+		r, err := event.Best([]event.Composed{{Event: e, Count: steps}}, 1e-5, nil)
 		if err != nil {
 			panic(err)
 		}
-		fmt.Printf("%s: epsilon %.4f (%s)\n", e, r.Epsilon, r.Adjacency)
+		c, err := event.BestWith([]event.Composed{{Event: e, Count: steps}}, event.BoundBestConjecture, 1e-5, nil)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s x%d: best %.4f (%s, %s); best-conjecture %.4f (conjecture %v)\n", e, steps, r.Epsilon, r.Winner, r.Adjacency, c.Epsilon, c.Conjecture)
 	}
 	// Output:
-	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.86, adjacency=zero-out): epsilon 0.5280 (zero-out)
-	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.86, adjacency=replace-one): epsilon 3.4969 (replace-one)
-	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.43, adjacency=zero-out): epsilon 3.4969 (zero-out)
+	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.86, adjacency=zero-out) x1000: best 5.6180 (pld, zero-out); best-conjecture 3.4969 (conjecture true)
+	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.86, adjacency=replace-one) x1000: best 5.6180 (pld, replace-one); best-conjecture 3.4969 (conjecture true)
+	// shuffle-gaussian(n=60000, sigma=9.48, adjacency=zero-out) x1: best 0.3611 (pld, zero-out); best-conjecture 0.0090 (conjecture true)
+	// shuffle-gaussian(n=60000, sigma=9.48, adjacency=replace-one) x1: best 0.7692 (pld, replace-one); best-conjecture 0.0090 (conjecture true)
 }
 
 // The privacy event of a round of shuffled check-in with Gaussian reports

@@ -108,13 +108,10 @@ const quadRel = 1e-9
 // optimistic, both are dropped.
 func (m *monotonePair) discretise(bp, bo *builder, xa, xb float64) {
 	h := bp.h
-	la, lb := m.loss(xa), m.loss(xb)
-	lowX, highX := xa, xb // the end with the lower / higher loss
+	la := m.loss(xa) // the lower end of the loss range
 	if !m.increasing {
-		la, lb = lb, la
-		lowX, highX = xb, xa
+		la = m.loss(xb)
 	}
-	jLo, jHi := bp.lo, bp.hi
 	// Tails.
 	var lowTail, highTail float64
 	if m.increasing {
@@ -126,7 +123,20 @@ func (m *monotonePair) discretise(bp, bo *builder, xa, xb float64) {
 	}
 	bp.add(math.Ceil(la/h)*h, lowTail*(1+quadRel))
 	bp.add(math.Inf(1), highTail*(1+quadRel))
-	_ = lb
+	m.discretiseCells(bp, bo, xa, xb)
+}
+
+// discretiseCells fills both builders with the cells of the outcome range
+// [xa, xb] only (no tails): each cell [l_j, l_{j+1}] of the grid
+// (bp.lo..bp.hi) is integrated over the outcomes whose loss lies in it,
+// clipped to [xa, xb].
+func (m *monotonePair) discretiseCells(bp, bo *builder, xa, xb float64) {
+	h := bp.h
+	lowX, highX := xa, xb // the end with the lower / higher loss
+	if !m.increasing {
+		lowX, highX = xb, xa
+	}
+	jLo, jHi := bp.lo, bp.hi
 	// x at loss l, clipped to the outcome range.
 	xAt := func(l float64) float64 {
 		switch {

@@ -47,9 +47,10 @@
 //     Bracket.Compose, Bracket.SelfCompose, Bracket.Epsilon, Bracket.Delta.
 //   - PLD: one side; Compose, SelfCompose, Delta, Epsilon.
 //
-// The shuffle Gaussian mechanisms and the check-in variant have no PLD
-// route here: no dominating pair of distributions is known for them (their
-// bounds in this project are RDP curves), and a PLD needs one.
+// The shuffle Gaussian mechanisms use proven pairs that ignore the
+// amplification by shuffling (docs/proofs/shuffle-gaussian.md): the
+// Gaussian pair, AddWORGaussian (k of n without replacement, replace-one)
+// and AddCheckinGaussian (the changed record's slot).
 //
 // Errors name the parameter at fault (n, k, eps0, sigma, rate, steps,
 // delta, grid).

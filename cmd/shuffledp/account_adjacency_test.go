@@ -9,9 +9,12 @@ import (
 )
 
 // TestAccountAdjacency: for each shuffle Gaussian mechanism the default
-// adjacency is replace-one, whose epsilon at sigma is the zero-out epsilon
-// at sigma/2 bit for bit and above the zero-out epsilon at sigma; the text
-// and JSON outputs name the adjacency.
+// adjacency is replace-one. Where the proven routes compare the changed
+// client with itself (shuffle, check-in) its epsilon at sigma is the
+// zero-out epsilon at sigma/2 bit for bit and above the zero-out epsilon at
+// sigma; under WOR subsampling (the changed client against another sampled
+// one, up to 2C apart under either relation) zero-out costs the same as
+// replace-one. The text and JSON outputs name the adjacency.
 func TestAccountAdjacency(t *testing.T) {
 	for _, c := range []struct {
 		args  []string
@@ -44,7 +47,8 @@ func TestAccountAdjacency(t *testing.T) {
 		if defAdj != "replace-one" || roAdj != "replace-one" || zoAdj != "zero-out" {
 			t.Errorf("%v: JSON adjacency %q (default), %q, %q", c.args, defAdj, roAdj, zoAdj)
 		}
-		if def != ro || ro != half || !(ro > zo) {
+		wor := c.args[1] == "subsampled-shuffle-gaussian"
+		if def != ro || !wor && (ro != half || !(ro > zo)) || wor && ro != zo {
 			t.Errorf("%v: default %v, replace-one %v, zero-out at sigma/2 %v, zero-out %v", c.args, def, ro, half, zo)
 		}
 		out, err := runAccount(t, append(append([]string{}, c.args...), "--sigma", "2", "--steps", "1")...)
@@ -87,11 +91,13 @@ func TestAccountAdjacencyErrors(t *testing.T) {
 	}
 }
 
-// TestCalibrateAdjacency: calibrating sigma under replace-one (the default)
-// gives twice the zero-out sigma (up to the 7-digit rounding), and the
-// output names the adjacency.
+// TestCalibrateAdjacency: calibrating the sigma of the shuffle Gaussian
+// mechanism under replace-one (the default) gives twice the zero-out sigma
+// (up to the PLD stage's 1e-4 search tolerance and 5-digit rounding; its
+// proven routes compare the changed client with itself), and the output
+// names the adjacency.
 func TestCalibrateAdjacency(t *testing.T) {
-	base := []string{"--mechanism", "subsampled-shuffle-gaussian", "--n", "60000", "--k", "60", "--steps", "1000",
+	base := []string{"--mechanism", "shuffle-gaussian", "--n", "60000", "--steps", "100",
 		"--delta", "1e-5", "--epsilon", "1", "--solve", "sigma", "--json"}
 	solve := func(extra ...string) (float64, string) {
 		out, err := runCalibrate(t, append(append([]string{}, base...), extra...)...)
@@ -109,7 +115,7 @@ func TestCalibrateAdjacency(t *testing.T) {
 	}
 	ro, roAdj := solve()
 	zo, zoAdj := solve("--adjacency", "zero-out")
-	if roAdj != "replace-one" || zoAdj != "zero-out" || math.Abs(ro-2*zo) > 2e-6*ro {
+	if roAdj != "replace-one" || zoAdj != "zero-out" || math.Abs(ro-2*zo) > 2e-4*ro {
 		t.Errorf("sigma %v (%s), %v (%s): want the replace-one sigma twice the zero-out one", ro, roAdj, zo, zoAdj)
 	}
 }

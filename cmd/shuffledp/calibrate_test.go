@@ -39,11 +39,11 @@ func accountEpsilon(t *testing.T, args ...string) float64 {
 // relative 2e-6 for sigma, eps0 and rate, beyond the search tolerance and the
 // 7-digit rounding) exceeds the target.
 func TestCalibrateProperty(t *testing.T) {
-	sg := []string{"--mechanism", "shuffle-gaussian", "--n", "60000", "--delta", "1e-5"}
-	ssg := []string{"--mechanism", "subsampled-shuffle-gaussian", "--n", "60000", "--delta", "1e-5", "--orders", "2:64"}
-	ci := []string{"--mechanism", "checkin-gaussian", "--n", "60000", "--rate", "0.01", "--delta", "1e-5", "--orders", "2:32"}
-	// The LDP mechanisms' cases calibrate against best-no-pld (the first,
-	// exact stage of "best"); TestCalibrateBestPLD covers the PLD stage.
+	// Every case calibrates against best-no-pld (the first, exact stage of
+	// "best"); TestCalibrateBestPLD covers the PLD stage.
+	sg := []string{"--mechanism", "shuffle-gaussian", "--n", "60000", "--delta", "1e-5", "--bound", "best-no-pld"}
+	ssg := []string{"--mechanism", "subsampled-shuffle-gaussian", "--n", "60000", "--delta", "1e-5", "--orders", "2:64", "--bound", "best-no-pld"}
+	ci := []string{"--mechanism", "checkin-gaussian", "--n", "60000", "--rate", "0.01", "--delta", "1e-5", "--orders", "2:32", "--bound", "best-no-pld"}
 	ldp := []string{"--mechanism", "subsampled-shuffle", "--n", "1e6", "--delta", "1e-8", "--bound", "best-no-pld"}
 	for _, c := range []calibrateCase{
 		{sg, "sigma", []string{"--steps", "100"}, 0.5},
@@ -55,7 +55,7 @@ func TestCalibrateProperty(t *testing.T) {
 		{ssg, "k", []string{"--sigma", "2", "--steps", "1000"}, 1},
 		{ci, "sigma", []string{"--steps", "10"}, 2},
 		{ci, "steps", []string{"--sigma", "5"}, 2},
-		{[]string{"--mechanism", "checkin-gaussian", "--n", "60000", "--delta", "1e-5", "--orders", "2:32"}, "rate", []string{"--sigma", "5", "--steps", "1000"}, 1},
+		{[]string{"--mechanism", "checkin-gaussian", "--n", "60000", "--delta", "1e-5", "--orders", "2:32", "--bound", "best-no-pld"}, "rate", []string{"--sigma", "5", "--steps", "1000"}, 1},
 		{ldp, "steps", []string{"--k", "1000", "--eps0", "2"}, 4},
 		{ldp, "eps0", []string{"--k", "1000", "--steps", "100000"}, 1},
 		{ldp, "eps0", []string{"--k", "1000", "--steps", "100000"}, 3},
@@ -203,17 +203,18 @@ func TestCalibrateBestPLD(t *testing.T) {
 }
 
 // TestCalibrateText: the default output is one human-readable line with the
-// answer, the epsilon it spends and the adjacency it is for (the numbers
-// are zero-out ones), the epsilons rounded up at ten digits (0.9999987799393169
-// prints 0.99999878, 1.0000004583298394 1.000000459).
+// answer, the epsilon it spends and the adjacency it is for, the epsilons
+// rounded up at ten digits (0.9999987799393169 prints 0.99999878,
+// 1.0000004583298394 1.000000459); a conjecture bound (Thm 1 at 18.96/2 =
+// 9.48) is labelled in the note.
 func TestCalibrateText(t *testing.T) {
-	out, err := runCalibrate(t, "--mechanism", "shuffle-gaussian", "--n", "60000", "--sigma", "9.48",
-		"--delta", "1e-5", "--epsilon", "1", "--solve", "steps", "--adjacency", "zero-out")
+	out, err := runCalibrate(t, "--mechanism", "shuffle-gaussian", "--n", "60000", "--sigma", "18.96", "--bound", "iclr23-thm1",
+		"--delta", "1e-5", "--epsilon", "1", "--solve", "steps")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"steps = 327664: epsilon 0.99999878 ", "<= target 1", "steps = 327665 would spend epsilon 1.000000459", "worst-case pair",
-		"adjacency zero-out"} {
+	for _, s := range []string{"steps = 327664: epsilon 0.99999878 ", "<= target 1", "steps = 327665 would spend epsilon 1.000000459",
+		"conjecture (replace-one, numerically checked): ICLR'23 Thm 1's worst-case pair", "adjacency replace-one"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
