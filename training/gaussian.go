@@ -266,8 +266,8 @@ func (t *Trainer) gaussianFields(rec *metrics.Record) {
 }
 
 // gaussianBound names the bound composed ("best") and the component that
-// attains it at order: the upper bound of the round's event with the
-// smallest RDP there.
+// attains it at order: the PROVEN upper bound of the round's event with
+// the smallest RDP there (conjectures are not part of "best").
 func (t *Trainer) gaussianBound(order float64) (bound, winner string) {
 	bound = accounting.BoundBest
 	if !(order > 1) {
@@ -276,7 +276,7 @@ func (t *Trainer) gaussianBound(order float64) (bound, winner string) {
 	ev := t.cfg.RoundEvent()
 	best := math.Inf(1)
 	for _, b := range ev.Bounds() {
-		if b.Lower || b.Name == accounting.BoundBest {
+		if b.Lower || b.Conjecture || event.IsBest(b.Name) {
 			continue
 		}
 		c, err := ev.Curve(b.Name)
