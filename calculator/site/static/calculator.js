@@ -236,9 +236,9 @@ function renderResult(r) {
     const tr = document.createElement('tr');
     tr.dataset.bound = row.bound;
     // A conjecture row (the JSON's "conjecture": the ICLR'23 Gaussian bounds,
-    // best-conjecture) is no proven guarantee: its kind column says so.
+    // best-conjecture) is no proven guarantee: its bound cell says so.
     tr.className = 'kind-' + row.kind + (row.conjecture ? ' conjecture' : '') + (row.bound === best.winning_bound ? ' winner' : '');
-    const cells = [row.bound, row.text, row.conjecture ? 'conjecture' : row.kind, row.order ? String(row.order) : '\u2013', row.note || ''];
+    const cells = [row.bound + (row.conjecture ? ' (conjecture)' : ''), row.text, row.kind, row.order ? String(row.order) : '\u2013', row.note || ''];
     cells.forEach((text, i) => {
       const td = document.createElement('td');
       td.textContent = text;
