@@ -588,9 +588,21 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 			return fmt.Errorf("client: assigned client %d outside %d:%d", c, p.cfg.Lo, p.cfg.Hi)
 		}
 	}
-	stream, err := shuf.Submit(p.credential(ctx))
-	if err != nil {
-		return fmt.Errorf("client: submit: %w", err)
+	// The Submit stream opens when the first chunk is ready, not before
+	// the clients compute: the shuffler bounds the wait for a stream's
+	// first message (DefaultFirstMessage), and a client's update may take
+	// longer than that (a slow model, a busy device, the first call of a
+	// Python update function that loads its data).
+	var stream pb.Shuffler_SubmitClient
+	send := func(c *pb.ReportChunk) error {
+		if stream == nil {
+			s, err := shuf.Submit(p.credential(ctx))
+			if err != nil {
+				return err
+			}
+			stream = s
+		}
+		return stream.Send(c)
 	}
 	out := make(chan *pb.Report, 2*chunkReports)
 	var next atomic.Int64
@@ -616,10 +628,18 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 		}()
 	}
 	go func() { wg.Wait(); close(out) }()
-	sendErr := sendChunks(out, run.Run, round.ID, stream.Send, chunkLinger)
+	sendErr := sendChunks(out, run.Run, round.ID, send, chunkLinger)
 	if err := errors.Join(errs...); err != nil {
-		stream.CloseSend()
+		if stream != nil {
+			stream.CloseSend()
+		}
 		return err
+	}
+	if stream == nil { // nothing sent: the open failed, or no report
+		if sendErr != nil {
+			return fmt.Errorf("client: submit: %w", sendErr)
+		}
+		return nil
 	}
 	ack, err := stream.CloseAndRecv()
 	if sendErr != nil && sendErr != io.EOF {

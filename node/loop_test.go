@@ -23,7 +23,7 @@ type serverLoop struct {
 
 // newServerLoop opens the session in scfg.Dir, the node, and the loop for
 // m and the test set; the node publishes the run.
-func newServerLoop(ctx context.Context, cfg training.Config, scfg ServerConfig, m model.Model, test *data.Dataset) (_ *serverLoop, err error) {
+func newServerLoop(ctx context.Context, cfg training.Config, scfg ServerConfig, m model.Model, test *data.Dataset, extra ...training.Option) (_ *serverLoop, err error) {
 	if err := cfg.CheckNetworked(); err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func newServerLoop(ctx context.Context, cfg training.Config, scfg ServerConfig, 
 	if err != nil {
 		return nil, err
 	}
-	opts := append(training.SessionOptions(l.session), training.WithRemote(l.srv), training.WithSealing(sealer, opener))
+	opts := append(append(training.SessionOptions(l.session), training.WithRemote(l.srv), training.WithSealing(sealer, opener)), extra...)
 	if l.tr, err = training.New(cfg, m, nil, test, opts...); err != nil {
 		return nil, err
 	}

@@ -86,6 +86,10 @@ type nodeOptions struct {
 	server func(*ServerConfig)
 	// shufflerErr receives the shuffler's Run result (nil: dropped).
 	shufflerErr chan error
+	// model is the server's model (nil: logreg on 784 inputs, 10
+	// classes); loop are options of its training loop.
+	model model.Model
+	loop  []training.Option
 }
 
 func startNodesWith(t *testing.T, store ledger.Backend, o nodeOptions) (*Shuffler, string, string, string, chan error) {
@@ -113,11 +117,16 @@ func startNodesWith(t *testing.T, store ledger.Backend, o nodeOptions) (*Shuffle
 	if o.server != nil {
 		o.server(&scfg)
 	}
-	m, err := model.New("logreg", 784, 10)
-	if err != nil {
-		t.Fatal(err)
+	m := o.model
+	test := data.Synthetic(50, 2)
+	if m == nil {
+		if m, err = model.New("logreg", 784, 10); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		test = nil
 	}
-	loop, err := newServerLoop(ctx, cfg, scfg, m, data.Synthetic(50, 2))
+	loop, err := newServerLoop(ctx, cfg, scfg, m, test, o.loop...)
 	if err != nil {
 		t.Fatal(err)
 	}
