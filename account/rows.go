@@ -13,7 +13,8 @@ import (
 )
 
 // BoundNames lists every Request.Bound value (the --bound flag) for the event's mechanism:
-// its RDP bounds, the approximate-DP baselines that apply to it, and "all".
+// its RDP bounds, the approximate-DP baselines that apply to it, pld where it
+// has a dominating pair, best-conjecture, and "all".
 func BoundNames(e event.Event) []string {
 	var names []string
 	for _, b := range e.Bounds() {
@@ -24,11 +25,16 @@ func BoundNames(e event.Event) []string {
 			names = append(names, b)
 		}
 	}
-	if e.Mechanism == event.Shuffle || e.Mechanism == event.SubsampledShuffle || e.Mechanism == event.SampledGaussian {
+	if event.HasPLDRoute(e.Mechanism) {
 		names = append(names, event.BoundPLD)
 	}
 	if event.IsLDP(e.Mechanism) {
 		names = append(names, BoundCertified)
+	}
+	if !slices.Contains(names, event.BoundBestConjecture) {
+		// Accepted for every mechanism (the same as best where no
+		// conjecture applies), so that a run may opt in whatever it runs.
+		names = append(names, event.BoundBestConjecture)
 	}
 	names = append(names, BoundRDPBest, BoundBestNoPLD)
 	return append(names, BoundAll)

@@ -140,7 +140,8 @@ func TestAccountEps0OutOfRange(t *testing.T) {
 // is accepted.
 func TestAccountBoundErrorListsEveryName(t *testing.T) {
 	candidates := append(accounting.BoundNames(), event.BoundICLR23Thm1, event.BoundICLR23Thm2,
-		event.BoundICLR23Eq11, event.BoundICLR23Eq13, event.BoundGaussianCor1, "all")
+		event.BoundICLR23Eq11, event.BoundICLR23Eq13, event.BoundGaussianCor1, event.BoundWBK19Cor1, event.BoundCheckinSlot,
+		event.BoundBestConjecture, event.BoundPLD, account.BoundRDPBest, account.BoundBestNoPLD, "all")
 	candidates = append(candidates, account.Baselines()...)
 	for _, mech := range [][]string{
 		{"--mechanism", "subsampled-shuffle", "--n", "100", "--k", "10", "--eps0", "1"},
