@@ -52,8 +52,41 @@ const (
 	// handshakeTimeout bounds a connection's TLS handshake.
 	handshakeTimeout = 10 * time.Second
 	// DefaultFirstMessage bounds the wait for a stream's first message
-	// (its credentials).
+	// (its credentials), and for a unary call's request.
 	DefaultFirstMessage = 10 * time.Second
+	// maxHeaderList bounds the header list of every call a node serves
+	// (HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE: the sum over the fields of
+	// name, value and 32 bytes; gRPC's own default is 16 MiB, which lets
+	// a peer make a node hold 16 MiB per stream before any check). The
+	// largest a node sends is ~400 bytes (a Submit call with its client
+	// credential, measured over the node tests); gRPC's next default, 8
+	// KiB, leaves twenty times that. A longer list resets the stream (a
+	// field longer than it, the connection) as it is decoded, before the
+	// role and credential checks, keeping none of it.
+	maxHeaderList = 8 << 10
+	// dialHeaderList bounds the header list (headers and trailers, with
+	// the status message) a node accepts in the replies to its calls.
+	dialHeaderList = 16 << 10
+	// maxWaitingClientCalls bounds a listener's calls from the client
+	// role (which needs no credential for GetRun) that wait for their
+	// request or first message: each holds its decoded headers (at most
+	// maxHeaderList) and a goroutine, ~25 KiB, until the first-message
+	// wait ends it, so 50 connections of 16 such calls held 20 MiB; past
+	// this many, further ones are refused (ResourceExhausted) as their
+	// headers arrive. An honest call's request follows its headers at
+	// once; the shuffler's calls are never counted.
+	maxWaitingClientCalls = 256
+	// connReadBuffer is each connection's read buffer (gRPC's default,
+	// 32 KiB, was most of an idle connection's ~70 KiB: 1,000 idle
+	// connections from a peer without a credential held 70 MiB; a read
+	// of a whole frame, up to 16 KiB, bypasses the buffer). With
+	// grpc.SharedWriteBuffer an idle connection holds no write buffer.
+	connReadBuffer = 8 << 10
+	// minRecvRate is the slowest a request message may arrive: a unary
+	// call's request must be read within the first-message wait plus one
+	// second per MiB of the largest request its method takes
+	// (bulkUnary).
+	minRecvRate = 1 << 20
 	// msgMargin is added to every message limit computed from the run
 	// (field tags, lengths, the run name, ids).
 	msgMargin = 64 << 10
@@ -97,12 +130,7 @@ func checkRole(ctx context.Context, method string) error {
 	if !ok {
 		return status.Errorf(codes.PermissionDenied, "%s: no role may call it", method)
 	}
-	role := ""
-	if p, ok := peer.FromContext(ctx); ok {
-		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok {
-			role = pki.PeerRole(ti.State)
-		}
-	}
+	role := peerRole(ctx)
 	if !slices.Contains(allowed, role) {
 		if role == "" {
 			role = "none (no certificate)"
@@ -110,6 +138,16 @@ func checkRole(ctx context.Context, method string) error {
 		return status.Errorf(codes.PermissionDenied, "%s is for role %s; the peer's role is %s", method, strings.Join(allowed, " or "), role)
 	}
 	return nil
+}
+
+// peerRole is the role of a call's peer ("" without a certificate).
+func peerRole(ctx context.Context) string {
+	if p, ok := peer.FromContext(ctx); ok {
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+			return pki.PeerRole(ti.State)
+		}
+	}
+	return ""
 }
 
 // The call metadata carrying a client credential (the id, and the token
@@ -157,15 +195,18 @@ type serverLimits struct {
 }
 
 // serverOptions are the options of every node's gRPC server: TLS (the
-// peer's role checked in the handshake), the per-call role check when a
-// call's headers arrive (tap) and again before its handler, the message
-// limit sized from the run, bounded streams per connection, a handshake
-// deadline, keepalive enforcement, and first-message and idle deadlines
-// on streams.
+// peer's role checked in the handshake), bounded header lists, the
+// per-call role check when a call's headers arrive (tap) and again before
+// its handler, the message limit sized from the run, bounded streams per
+// connection, a handshake deadline, keepalive enforcement, a deadline for
+// every call's first message (a unary call's request included: the tap
+// starts it, the handler's interceptor stops it) and idle deadlines on
+// streams.
 func serverOptions(tc *tls.Config, l serverLimits) []grpc.ServerOption {
 	if l.firstMessage == 0 {
 		l.firstMessage = DefaultFirstMessage
 	}
+	waiting := &waitingCalls{max: maxWaitingClientCalls}
 	var window []grpc.ServerOption
 	if l.window > 0 {
 		window = []grpc.ServerOption{grpc.StaticStreamWindowSize(l.window), grpc.StaticConnWindowSize(l.connWindow)}
@@ -175,6 +216,9 @@ func serverOptions(tc *tls.Config, l serverLimits) []grpc.ServerOption {
 		grpc.MaxRecvMsgSize(l.recv),
 		grpc.MaxSendMsgSize(sendLimit),
 		grpc.MaxConcurrentStreams(maxStreams),
+		grpc.MaxHeaderListSize(maxHeaderList),
+		grpc.SharedWriteBuffer(true),
+		grpc.ReadBufferSize(connReadBuffer),
 		grpc.ConnectionTimeout(handshakeTimeout),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 5 * time.Minute, Time: time.Minute, Timeout: 20 * time.Second}),
@@ -183,23 +227,102 @@ func serverOptions(tc *tls.Config, l serverLimits) []grpc.ServerOption {
 				return ctx, err
 			}
 			if l.authorize != nil {
-				return ctx, l.authorize(info.FullMethodName, info.Header)
+				if err := l.authorize(info.FullMethodName, info.Header); err != nil {
+					return ctx, err
+				}
 			}
-			return ctx, nil
+			wait := l.firstMessage
+			if bulkUnary[info.FullMethodName] {
+				wait += time.Duration(l.recv/minRecvRate+1) * time.Second
+			}
+			var count *waitingCalls
+			if peerRole(ctx) == pki.RoleClient {
+				count = waiting
+			}
+			return withFirstMessageDeadline(ctx, wait, count)
 		}),
 		grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if !firstMessageArrived(ctx) {
+				return nil, status.Error(codes.DeadlineExceeded, "the request did not arrive in time; call closed")
+			}
 			if err := checkRole(ctx, info.FullMethod); err != nil {
 				return nil, err
 			}
 			return h(ctx, req)
 		}),
 		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			// A stream's messages have their own deadlines
+			// (deadlineStream), from now on.
+			if !firstMessageArrived(ss.Context()) {
+				return status.Error(codes.DeadlineExceeded, "the stream was closed before its handler started")
+			}
 			if err := checkRole(ss.Context(), info.FullMethod); err != nil {
 				return err
 			}
 			return h(srv, &deadlineStream{ServerStream: ss, first: l.firstMessage, idle: l.idle})
 		}),
 	)
+}
+
+// bulkUnary are the unary calls whose request may be large (up to the
+// server's message limit, a batch): their first-message deadline grows by
+// a second per MiB of the limit (minRecvRate).
+var bulkUnary = map[string]bool{pb.Server_SubmitBatch_FullMethodName: true}
+
+// firstMessageKey is the context key of a call's *firstMessage.
+type firstMessageKey struct{}
+
+// waitingCalls counts calls waiting for their first message, up to max.
+type waitingCalls struct {
+	n   atomic.Int64
+	max int64
+}
+
+// firstMessage is a call's wait for its first message: the timer that
+// cancels the call, and release, which gives its place in waitingCalls
+// back (once: when the message arrived, the timer fired, or the call
+// ended).
+type firstMessage struct {
+	timer   *time.Timer
+	release func()
+}
+
+// withFirstMessageDeadline returns the call's context (the tap's: gRPC
+// makes it the stream's), cancelled after wait unless firstMessageArrived
+// stops the timer first. gRPC reads a unary call's request before any
+// interceptor or handler runs, under this context: a peer that sends
+// headers and no request (a GetRun with no body) has its stream closed
+// after wait, like a stream that sends no first message. Cancelled, the
+// stream ends (codes.Canceled) and nothing of it is kept. With count, the
+// call takes a place there until then, and is refused (ResourceExhausted)
+// when none is left.
+func withFirstMessageDeadline(ctx context.Context, wait time.Duration, count *waitingCalls) (context.Context, error) {
+	release := func() {}
+	if count != nil {
+		if count.n.Add(1) > count.max {
+			count.n.Add(-1)
+			return ctx, status.Errorf(codes.ResourceExhausted, "%d calls wait for their request already; call refused", count.max)
+		}
+		var once sync.Once
+		release = func() { once.Do(func() { count.n.Add(-1) }) }
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	fm := &firstMessage{release: release}
+	fm.timer = time.AfterFunc(wait, func() { cancel(); release() })
+	context.AfterFunc(ctx, release) // the call ended before
+	return context.WithValue(ctx, firstMessageKey{}, fm), nil
+}
+
+// firstMessageArrived stops the call's first-message timer and gives its
+// place back; false if the timer already fired (the call's context is
+// cancelled).
+func firstMessageArrived(ctx context.Context) bool {
+	if fm, ok := ctx.Value(firstMessageKey{}).(*firstMessage); ok {
+		stopped := fm.timer.Stop()
+		fm.release()
+		return stopped
+	}
+	return true
 }
 
 // deadlineStream bounds the wait for each message of a stream: the first

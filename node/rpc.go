@@ -48,6 +48,7 @@ func dialWith(addr string, tc *tls.Config, role string, ka keepalive.ClientParam
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6,
 			Jitter: 0.2, MaxDelay: time.Second}, MinConnectTimeout: 5 * time.Second}),
 		grpc.WithKeepaliveParams(ka),
+		grpc.WithMaxHeaderListSize(dialHeaderList),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(specLimit), grpc.MaxCallSendMsgSize(sendLimit)))
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)

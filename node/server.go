@@ -88,8 +88,11 @@ type ServerConfig struct {
 	// server's loop feeds it the rest (dashboard.ServerBoard).
 	Dashboard *dashboard.ServerBoard
 	// MaxConns bounds the listener's open connections (0:
-	// DefaultMaxConns).
-	MaxConns int
+	// DefaultMaxConns); FirstMessage the wait for a call's request once
+	// its headers arrived (0: DefaultFirstMessage; a batch is given a
+	// second more per MiB of the largest, minRecvRate).
+	MaxConns     int
+	FirstMessage time.Duration
 	// BatchTimeout bounds Next's wait for the shuffler's batch after the
 	// model was published (0: DefaultBatchTimeout); past it Next fails
 	// with ErrBatchTimeout, naming the model version and the flag.
@@ -219,6 +222,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	switch {
 	case cfg.BatchTimeout < 0:
 		return nil, fmt.Errorf("batch-timeout must be >= 0, got %v", cfg.BatchTimeout)
+	case cfg.FirstMessage < 0:
+		return nil, fmt.Errorf("first-message wait must be >= 0, got %v", cfg.FirstMessage)
 	case cfg.BatchTimeout == 0:
 		cfg.BatchTimeout = DefaultBatchTimeout
 	}
@@ -323,7 +328,7 @@ func (s *Server) Serve(lis net.Listener) error {
 	}
 	s.mu.Lock()
 	if s.grpc == nil {
-		s.grpc = grpc.NewServer(serverOptions(s.cfg.TLS, serverLimits{recv: batchLimit(s.run)})...)
+		s.grpc = grpc.NewServer(serverOptions(s.cfg.TLS, serverLimits{recv: batchLimit(s.run), firstMessage: s.cfg.FirstMessage})...)
 		pb.RegisterServerServer(s.grpc, s)
 	}
 	g := s.grpc
