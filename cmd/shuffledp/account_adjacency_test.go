@@ -16,6 +16,7 @@ import (
 // one, up to 2C apart under either relation) zero-out costs the same as
 // replace-one. The text and JSON outputs name the adjacency.
 func TestAccountAdjacency(t *testing.T) {
+	t.Parallel() // CPU-bound: beside the package's other parallel tests, on both cores
 	for _, c := range []struct {
 		args  []string
 		sigma float64

@@ -43,6 +43,7 @@ func TestAccountFMT20Baselines(t *testing.T) {
 }
 
 func TestAccountFMT20NotApplicable(t *testing.T) {
+	t.Parallel() // CPU-bound: beside the package's other parallel tests, on both cores
 	for _, b := range []string{"fmt20-analytic", "fmt20-numeric"} {
 		_, err := runAccountBaseline(t, "--bound", b, "--json")
 		if err == nil || !strings.Contains(err.Error(), "--mechanism shuffle --steps 1") {

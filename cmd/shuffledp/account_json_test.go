@@ -12,6 +12,7 @@ import (
 // point) returns for the same parameters as a JSON request, and both
 // refuse a bad parameter with the same message.
 func TestAccountJSONRequest(t *testing.T) {
+	t.Parallel() // CPU-bound: beside the package's other parallel tests, on both cores
 	for _, tc := range []struct {
 		args []string
 		json string

@@ -155,6 +155,7 @@ func TestAccountSampledGaussianJSON(t *testing.T) {
 // rate B/N and sigma sqrt(B) S (the ICLR'23 Fig. 1 comparison), and --k
 // with --n alone sets the rate.
 func TestAccountSampledGaussianEqualNoise(t *testing.T) {
+	t.Parallel() // CPU-bound: beside the package's other parallel tests, on both cores
 	a := accountSampledGaussian(t, "--n", "60000", "--k", "60", "--client-sigma", "0.86", "--steps", "3000", "--delta", "1e-5")
 	b := accountSampledGaussian(t, "--rate", strconv.FormatFloat(60.0/60000, 'g', -1, 64), "--sigma", strconv.FormatFloat(math.Sqrt(60)*0.86, 'g', -1, 64),
 		"--steps", "3000", "--delta", "1e-5")

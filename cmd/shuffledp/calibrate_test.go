@@ -39,6 +39,7 @@ func accountEpsilon(t *testing.T, args ...string) float64 {
 // relative 2e-6 for sigma, eps0 and rate, beyond the search tolerance and the
 // 7-digit rounding) exceeds the target.
 func TestCalibrateProperty(t *testing.T) {
+	t.Parallel() // CPU-bound: beside the package's other parallel tests, on both cores
 	// Every case calibrates against best-no-pld (the first, exact stage of
 	// "best"); TestCalibrateBestPLD covers the PLD stage.
 	sg := []string{"--mechanism", "shuffle-gaussian", "--n", "60000", "--delta", "1e-5", "--bound", "best-no-pld"}
@@ -135,6 +136,7 @@ func (c calibrateCase) check(t *testing.T) {
 // tolerance and 5-digit rounding) exceeds it. Small settings, so that each
 // PLD evaluation is milliseconds.
 func TestCalibrateBestPLD(t *testing.T) {
+	t.Parallel() // CPU-bound: beside the package's other parallel tests, on both cores
 	ss := []string{"--mechanism", "subsampled-shuffle", "--n", "1e4", "--delta", "1e-5"}
 	sgm := []string{"--mechanism", "sampled-gaussian", "--rate", "0.01", "--delta", "1e-5"}
 	for _, c := range []struct {
@@ -329,6 +331,7 @@ func BenchmarkCalibrateKSubsampledShuffle(b *testing.B) {
 // the note is a whole sentence (it used to end in a dangling "; " cut from
 // an empty second part), and with a second part both are kept.
 func TestCalibrateNoteComplete(t *testing.T) {
+	t.Parallel() // CPU-bound: beside the package's other parallel tests, on both cores
 	for _, c := range []struct {
 		args []string
 		want string

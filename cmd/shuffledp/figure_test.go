@@ -43,6 +43,7 @@ func TestFigureList(t *testing.T) {
 }
 
 func TestFigurePNGAndCSV(t *testing.T) {
+	t.Parallel() // CPU-bound: beside the package's other parallel tests, on both cores
 	dir := t.TempDir()
 	img, tab := filepath.Join(dir, "f.png"), filepath.Join(dir, "f.csv")
 	if _, err := runFigure(t, "fig2a", "--out", img, "--csv", tab, "--points", "2"); err != nil {
@@ -73,6 +74,7 @@ func TestFigurePNGAndCSV(t *testing.T) {
 }
 
 func TestFigureSVGHasEverySeries(t *testing.T) {
+	t.Parallel() // CPU-bound: beside the package's other parallel tests, on both cores
 	img := filepath.Join(t.TempDir(), "f.svg")
 	if _, err := runFigure(t, "neurips21-fig5c", "--out", img, "--points", "2"); err != nil {
 		t.Fatal(err)

@@ -56,6 +56,7 @@ func roundKindEvent(t *testing.T, r event.Round) event.Event {
 // (event.RoundEvent), `account` given the flags `ledger show` prints prices
 // the event the simulation and the shuffler debit.
 func TestLedgerShowAgreesWithAccount(t *testing.T) {
+	t.Parallel() // CPU-bound: beside the package's other parallel tests, on both cores
 	type row struct {
 		ev     event.Event
 		rounds int64
