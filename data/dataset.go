@@ -7,7 +7,10 @@
 // In the CLDP-SGD experiments of Girgis et al., "Renyi Differential Privacy
 // of the Subsampled Shuffle Model in Distributed Learning" (NeurIPS 2021,
 // Section 4), each of the n = 60,000 clients holds one MNIST training
-// example; a Dataset is that population. A Source is a population by
+// example; a Dataset is that population. With several examples a client
+// (train --examples-per-client M), a Partition deals the first clients*M
+// examples to the clients (index, iid, label-skewed Dirichlet, McMahan et
+// al.'s shards: partition.go). A Source is a population by
 // index, held in memory or generated on demand: example i of the synthetic
 // set depends only on (seed, i), so a networked client process generates
 // its own clients' examples, and nothing else, exactly as any other

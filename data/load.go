@@ -11,9 +11,11 @@ type Spec struct {
 	// Name is mnist (the IDX files in Dir, LoadMNIST) or synthetic (random
 	// data of MNIST's shape, Synthetic: for throughput measurements).
 	Name, Dir string
-	// Clients is the number of clients, each holding one training example
-	// (the synthetic training set has that many).
-	Clients int
+	// Clients is the number of clients and ExamplesPerClient (0 means 1)
+	// the number of training examples each holds: the population is the
+	// first Clients*ExamplesPerClient training examples (the synthetic
+	// training set has that many).
+	Clients, ExamplesPerClient int
 	// Validation, when positive, holds that many training examples out
 	// (HoldOut with DefaultHoldOutSeed) and returns them as the evaluation
 	// set instead of the test set.
@@ -37,6 +39,10 @@ type Spec struct {
 	// and the cut happen does not change any example's features).
 	Transform func(*Dataset) (*Dataset, error)
 }
+
+// Population is the number of training examples the clients hold:
+// Clients * ExamplesPerClient (0 counted as 1).
+func (s Spec) Population() int { return s.Clients * max(s.ExamplesPerClient, 1) }
 
 // syntheticTestSize is the size of the synthetic evaluation set.
 const syntheticTestSize = 2000
@@ -84,7 +90,7 @@ func Load(s Spec) (train, test *Dataset, err error) {
 		}
 		test = Synthetic(testN, s.Seed+1)
 		if !s.TestOnly {
-			train = Synthetic(max(s.Clients, 1)+max(s.Validation, 0), s.Seed)
+			train = Synthetic(max(s.Population(), 1)+max(s.Validation, 0), s.Seed)
 		}
 	}
 	if err != nil {
@@ -109,7 +115,10 @@ func Load(s Spec) (train, test *Dataset, err error) {
 		if train, test, err = train.HoldOut(s.Validation, DefaultHoldOutSeed); err != nil {
 			return nil, nil, err
 		}
-		if s.Clients > train.N {
+		if s.Population() > train.N {
+			if s.ExamplesPerClient > 1 {
+				return nil, nil, fmt.Errorf("clients * examples-per-client (%d * %d) exceeds the %d training examples left after --validation %d: lower --clients or --examples-per-client", s.Clients, s.ExamplesPerClient, train.N, s.Validation)
+			}
 			return nil, nil, fmt.Errorf("clients (%d) exceeds the %d training examples left after --validation %d: lower --clients", s.Clients, train.N, s.Validation)
 		}
 	}

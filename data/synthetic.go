@@ -100,6 +100,9 @@ type Source interface {
 	// Source in memory returns a view of its own storage instead. At may
 	// be called from several goroutines, each with its own buf.
 	At(i int, buf []float64) (x []float64, label int)
+	// Label returns the label of example i alone (what a partition by
+	// label reads of the population: no example's features).
+	Label(i int) int
 }
 
 // Shape returns d.Dim and d.Classes.
@@ -137,3 +140,25 @@ func (s SyntheticSource) At(i int, buf []float64) ([]float64, int) {
 	x := buf[:syntheticDim:syntheticDim]
 	return x, SyntheticExample(s.Seed, i, x)
 }
+
+// SyntheticLabel returns the label of example i of the synthetic data set
+// of seed, SyntheticExample's, without generating its pixels: the first
+// draw of the example's generator.
+func SyntheticLabel(seed uint64, i int) int {
+	var g syntheticGen
+	g.pcg.Seed(seed, mix64(uint64(i)))
+	label, _ := bits.Mul64(g.pcg.Uint64(), syntheticClasses)
+	return int(label)
+}
+
+// Label returns the label of example i (SyntheticLabel). It panics unless
+// 0 <= i < s.N.
+func (s SyntheticSource) Label(i int) int {
+	if i < 0 || i >= s.N {
+		panic(fmt.Sprintf("data: synthetic example %d outside [0, %d)", i, s.N))
+	}
+	return SyntheticLabel(s.Seed, i)
+}
+
+// Label returns the label of example i.
+func (d *Dataset) Label(i int) int { return d.Y[i] }
