@@ -5,6 +5,12 @@
 // and seals the report to the server. What leaves a client is the sealed
 // report bytes, nothing else.
 //
+// A client may hold several examples and take several local steps
+// (local.go): its update is then the pseudo-gradient of E full-batch
+// gradient steps on its own examples (FedAvg's local training, McMahan et
+// al. 2017, Algorithm 1, reported as a gradient), clipped as a whole and
+// randomized exactly as a single gradient is.
+//
 // Randomness is injected: a deployment passes crypto/rand
 // (randomizer.NewCryptoSource); a simulation may pass a seeded stream
 // (SIMULATION ONLY: seeded noise is predictable from the seed, and
@@ -44,6 +50,11 @@ type Client struct {
 	// coord is the one-coordinate path of R_inf with the per-coordinate
 	// clamp (coordinate.go); nil where it does not apply.
 	coord *coordinatePath
+	// local is the update over several examples or local steps
+	// (local.go), its scratch allocated on first use.
+	local localUpdate
+	// one holds Report's example during the call (no allocation).
+	one [1]Example
 }
 
 // New returns a Client for the run cfg computing with model m (of the run's
@@ -59,6 +70,13 @@ func New(cfg protocol.RunConfig, m model.Model, sealer protocol.Sealer) (*Client
 		return nil, fmt.Errorf("model: run uses %s with %d parameters, got %s with %d", cfg.Model, cfg.Dim, m.Name(), m.NumParams())
 	}
 	c := &Client{cfg: cfg, m: m, worker: m.NewWorker(), grad: make([]float64, cfg.Dim), sealer: sealer, loaded: -1}
+	if cfg.LocalSteps > 1 {
+		local, err := model.New(m.Name(), m.InputDim(), m.NumClasses())
+		if err != nil {
+			return nil, fmt.Errorf("client: the local model: %w", err)
+		}
+		c.local.model, c.local.worker = local, local.NewWorker()
+	}
 	if cfg.Randomizer == protocol.RandomizerNone {
 		return c, nil
 	}
@@ -100,25 +118,37 @@ func (c *Client) load(r *protocol.Round) error {
 	return nil
 }
 
-// gradient writes the clipped gradient of ex at the round's model into
-// c.grad and returns the loss.
-func (c *Client) gradient(r *protocol.Round, ex Example) (float64, error) {
-	if err := c.prepare(r, ex); err != nil {
+// gradient writes the clipped update of the client holding exs at the
+// round's model into c.grad and returns its loss: for one example and one
+// step the gradient of its loss, else the local update (local.go).
+func (c *Client) gradient(r *protocol.Round, exs []Example) (float64, error) {
+	if err := c.prepare(r, exs); err != nil {
 		return 0, err
 	}
-	loss := c.worker.Gradient(ex.X, ex.Label, c.grad)
+	var loss float64
+	if len(exs) == 1 && c.cfg.LocalSteps <= 1 {
+		loss = c.worker.Gradient(exs[0].X, exs[0].Label, c.grad)
+	} else {
+		loss = c.update(exs)
+	}
 	Clip(c.grad, c.cfg.ClipNorm, c.cfg.Clip, c.cfg.ClampLinf)
 	return loss, nil
 }
 
-// prepare loads the round's model and checks that ex fits it.
-func (c *Client) prepare(r *protocol.Round, ex Example) error {
+// prepare loads the round's model and checks that every example of exs
+// (at least one) fits it.
+func (c *Client) prepare(r *protocol.Round, exs []Example) error {
 	if err := c.load(r); err != nil {
 		return err
 	}
-	if len(ex.X) != c.m.InputDim() || ex.Label < 0 || ex.Label >= c.m.NumClasses() {
-		return fmt.Errorf("client: example of length %d with label %d does not fit model %s (%d inputs, %d classes)",
-			len(ex.X), ex.Label, c.m.Name(), c.m.InputDim(), c.m.NumClasses())
+	if len(exs) == 0 {
+		return errors.New("client: no example: a client holds at least one")
+	}
+	for _, ex := range exs {
+		if len(ex.X) != c.m.InputDim() || ex.Label < 0 || ex.Label >= c.m.NumClasses() {
+			return fmt.Errorf("client: example of length %d with label %d does not fit model %s (%d inputs, %d classes)",
+				len(ex.X), ex.Label, c.m.Name(), c.m.InputDim(), c.m.NumClasses())
+		}
 	}
 	return nil
 }
@@ -131,13 +161,26 @@ func (c *Client) prepare(r *protocol.Round, ex Example) error {
 // computes only the gradient coordinate R_inf reads, when the model can
 // (coordinate.go): the same report, bit for bit, for the same noise.
 func (c *Client) Report(r *protocol.Round, ex Example, noise randomizer.Source) (sealed []byte, loss float64, err error) {
+	c.one[0] = ex
+	sealed, loss, err = c.ReportExamples(r, c.one[:], noise)
+	c.one[0] = Example{}
+	return sealed, loss, err
+}
+
+// ReportExamples is Report for a client holding the examples exs (at least
+// one): its update (the mean gradient of exs, or with RunConfig.LocalSteps
+// E > 1 the pseudo-gradient of E local steps: local.go), clipped as a
+// whole, randomized and sealed exactly as one gradient is; the loss is the
+// mean loss of exs at the round's model. For one example and one step it
+// is Report.
+func (c *Client) ReportExamples(r *protocol.Round, exs []Example, noise randomizer.Source) (sealed []byte, loss float64, err error) {
 	if c.rand == nil {
 		return nil, 0, errors.New("client: randomizer none sends clipped gradients (ClippedGradient), not reports")
 	}
-	if c.coord != nil {
-		return c.reportCoordinate(r, ex, noise)
+	if c.coord != nil && len(exs) == 1 && c.cfg.LocalSteps <= 1 {
+		return c.reportCoordinate(r, exs[0], noise)
 	}
-	if loss, err = c.gradient(r, ex); err != nil {
+	if loss, err = c.gradient(r, exs); err != nil {
 		return nil, 0, err
 	}
 	rep, err := c.rand.Randomize(c.grad, noise)
@@ -156,9 +199,18 @@ func (c *Client) Report(r *protocol.Round, ex Example, noise randomizer.Source) 
 // model, in the clear, and the loss. The slice is the Client's scratch,
 // valid until its next call.
 func (c *Client) ClippedGradient(r *protocol.Round, ex Example) ([]float64, float64, error) {
+	c.one[0] = ex
+	g, loss, err := c.ClippedExamples(r, c.one[:])
+	c.one[0] = Example{}
+	return g, loss, err
+}
+
+// ClippedExamples is ClippedGradient for a client holding the examples exs:
+// its update (ReportExamples's), clipped, in the clear, and its loss.
+func (c *Client) ClippedExamples(r *protocol.Round, exs []Example) ([]float64, float64, error) {
 	if c.rand != nil {
 		return nil, 0, fmt.Errorf("client: randomizer %s: the clear gradient must not leave the client", c.cfg.Randomizer)
 	}
-	loss, err := c.gradient(r, ex)
+	loss, err := c.gradient(r, exs)
 	return c.grad, loss, err
 }

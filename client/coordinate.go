@@ -56,7 +56,10 @@ func clampCoordinate(v, c float64) float64 {
 
 // reportCoordinate is Report through the coordinate path.
 func (c *Client) reportCoordinate(r *protocol.Round, ex Example, noise randomizer.Source) (sealed []byte, loss float64, err error) {
-	if err := c.prepare(r, ex); err != nil {
+	c.one[0] = ex
+	err = c.prepare(r, c.one[:])
+	c.one[0] = Example{}
+	if err != nil {
 		return nil, 0, err
 	}
 	j := c.coord.rinf.DrawIndex(noise)

@@ -74,6 +74,16 @@ type RunConfig struct {
 	// RandomizerGaussian rounds for (event.Event.Adjacency: replace-one or
 	// zero-out); empty for the others.
 	Adjacency string
+	// LocalSteps is E, the number of local full-batch gradient steps of a
+	// client's update on its own examples, and LocalLR their step size
+	// (train --local-steps, --local-lr): the client reports the
+	// pseudo-gradient (w_0 - w_E)/(E LocalLR), clipped as a whole
+	// (client.Client). 0 or 1 is one step, the mean gradient of its
+	// examples, and LocalLR is then 0 (unused); the accounting does not
+	// depend on either (one client's whole update is what a neighbouring
+	// data set changes).
+	LocalSteps int
+	LocalLR    float64
 }
 
 // RandomizerGaussian names the Gaussian local randomizer of shuffle
@@ -139,9 +149,18 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("min-batch must be in [1, sample=%d], got %d", c.PerRound, c.MinBatch)
 	case c.Randomizer != RandomizerNone && c.ReportBytes < 1:
 		return fmt.Errorf("report-bytes must be >= 1, got %d", c.ReportBytes)
+	case c.LocalSteps < 0 || c.LocalSteps > MaxLocalSteps:
+		return fmt.Errorf("local-steps must be in [1, %d], got %d", MaxLocalSteps, c.LocalSteps)
+	case c.LocalSteps > 1 && (!(c.LocalLR > 0) || math.IsInf(c.LocalLR, 0)):
+		return fmt.Errorf("local-lr must be positive and finite with local-steps %d, got %g", c.LocalSteps, c.LocalLR)
+	case c.LocalSteps <= 1 && c.LocalLR != 0:
+		return fmt.Errorf("local-lr is used with local-steps > 1 only, got %g", c.LocalLR)
 	}
 	return nil
 }
+
+// MaxLocalSteps bounds RunConfig.LocalSteps (a client's work per round).
+const MaxLocalSteps = 10_000
 
 // NewRandomizer returns the run's local randomizer R_p (cfg.Randomizer, on
 // the ball of radius cfg.Clip in R^d with parameter cfg.Eps0): clients
