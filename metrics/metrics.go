@@ -106,6 +106,19 @@ type Record struct {
 	// gaussian, add-remove for central-gaussian) and for the eps0-LDP
 	// randomizers (replace-one).
 	Adjacency string `json:"adjacency,omitempty"`
+	// ExamplesPerClient, Partition, LocalSteps and LocalLR are the
+	// clients' data and local training (train --examples-per-client,
+	// --partition, --local-steps, --local-lr), absent at their defaults
+	// (one example a client, client i holding example i, one step).
+	// Neighbouring is the unit Epsilon protects: "client" when clients
+	// hold several examples or take several local steps (replace-one at
+	// the client level: one client's whole data replaced), absent where a
+	// client holds one example and the two coincide.
+	ExamplesPerClient int     `json:"examples_per_client,omitempty"`
+	Partition         string  `json:"partition,omitempty"`
+	LocalSteps        int     `json:"local_steps,omitempty"`
+	LocalLR           float64 `json:"local_lr,omitempty"`
+	Neighbouring      string  `json:"neighbouring,omitempty"`
 	// ClipBias is the SIMULATION-ONLY diagnostic of train --clip-diagnostic
 	// (absent without it): the clip's bias measured on the training
 	// clients' own examples at the evaluated parameters.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 
+	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/protocol"
 	"github.com/shuffledp/shuffledp/server"
 )
@@ -71,10 +72,22 @@ func normRank(norm string) int {
 // Config holds the parameters of one CLDP-SGD run (NeurIPS'21 Algorithm 1).
 // Field comments name the command-line flag each one comes from.
 type Config struct {
-	// Clients is n, the number of clients, each holding one training
-	// example (--clients). The first n examples of the training set are
-	// the clients' data.
+	// Clients is n, the number of clients (--clients), each holding
+	// ExamplesPerClient training examples: the first n*M examples of the
+	// training set are the clients' data, dealt by Partition.
 	Clients int
+	// ExamplesPerClient is M, the number of training examples a client
+	// holds (--examples-per-client; 0 means 1), Partition how the
+	// population is dealt (--partition; the zero value is
+	// data.PartitionIndex: client i holds examples iM..iM+M-1, at M = 1
+	// example i), seeded by Seed. LocalSteps is E, the local full-batch
+	// steps of a client's update (--local-steps; 0 means 1), LocalLR
+	// their step size (--local-lr; 0 means the first rate of LR; set by
+	// Validate when E > 1, 0 otherwise). clientdata.go.
+	ExamplesPerClient int
+	Partition         data.Partition
+	LocalSteps        int
+	LocalLR           float64
 	// Sample is k, the number of clients sampled without replacement in
 	// every round (--sample).
 	Sample int
@@ -207,6 +220,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Sample < 1 || c.Sample > c.Clients {
 		return fmt.Errorf("sample must be in [1, clients=%d], got %d", c.Clients, c.Sample)
+	}
+	if err := c.validateClientData(); err != nil { // clientdata.go
+		return err
 	}
 	switch c.Randomizer {
 	case RandomizerNone, RandomizerRInf, RandomizerR1, RandomizerR2, RandomizerPrivUnit, RandomizerDJW,

@@ -21,6 +21,10 @@ func (r *LocalRun) WriteStart(w io.Writer) error {
 	fmt.Fprintf(w, "train: %s on %d clients, k=%d per round, %s (clip %s %g, eps0 %g), %d rounds (%.4g epochs of %.4g rounds), %d params, %d workers\n",
 		m.Name(), cfg.Clients, cfg.Sample, cfg.Randomizer, cfg.ClipNorm, cfg.Clip, cfg.Eps0, cfg.TotalRounds(), cfg.Epochs,
 		float64(cfg.Clients)/float64(cfg.Sample), m.NumParams(), cfg.Workers)
+	if cfg.ClientLevel() {
+		fmt.Fprintf(w, "train: each client holds %d examples (partition %s) and takes %d local steps (local-lr %g); %s\n",
+			cfg.ExamplesPerClient, cfg.Partition, cfg.LocalSteps, cfg.LocalLR, ClientLevelNote)
+	}
 	session := r.Session
 	switch {
 	case session == nil:
@@ -60,8 +64,12 @@ func (r *LocalRun) WriteEnd(w io.Writer, reason StopReason, last metrics.Record)
 	if cfg.EvalSet != "" {
 		evalSet = cfg.EvalSet
 	}
-	_, err := fmt.Fprintf(w, "stopped (%s) after round %d (epoch %.4g): %s accuracy %s, epsilon %s at delta %g\n",
-		reason, last.Round, last.Epoch, evalSet, metrics.Format(last.TestAccuracy, "%.4f"), eps, cfg.Delta)
+	unit := ""
+	if cfg.ClientLevel() {
+		unit = " (" + ClientLevelNote + ")"
+	}
+	_, err := fmt.Fprintf(w, "stopped (%s) after round %d (epoch %.4g): %s accuracy %s, epsilon %s at delta %g%s\n",
+		reason, last.Round, last.Epoch, evalSet, metrics.Format(last.TestAccuracy, "%.4f"), eps, cfg.Delta, unit)
 	return err
 }
 

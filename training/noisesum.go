@@ -316,7 +316,7 @@ func (t *simulation) sumClipped(members []int, pm protocol.Model) (float64, erro
 		var l float64
 		t.errs[s] = nil
 		for _, c := range members[lo:hi] {
-			g, cl, err := w.c.ClippedGradient(&round, t.example(c))
+			g, cl, err := w.c.ClippedExamples(&round, t.clientExamples(w, c))
 			if err != nil {
 				t.errs[s] = fmt.Errorf("client %d: %w", c, err)
 				return l

@@ -24,7 +24,7 @@ type Options struct {
 	Dataset       string  `flag:"dataset" default:"mnist" usage:"dataset: mnist (IDX files in --data-dir), or synthetic (random data of MNIST shape, for throughput measurements)"`
 	DataDir       string  `flag:"data-dir" metavar:"DIR" usage:"DIR holding the dataset (for mnist: shuffledp data fetch mnist fills data/mnist-cache)"` // usage computed: FlagUsage
 	Model         string  `flag:"model" default:"cnn" usage:"model: cnn (NeurIPS'21 Table 1: ReLU, 32 filters in conv2), cnn-tanh (the authors' network: tanh, 16 filters, d = 13,706), mlp, logreg or logreg-dct (logreg in a DCT basis of the sum-zero logits: same classifiers, the residual spread over classes-1 rows, d = (classes-1)(inputs+1))"`
-	Clients       int     `flag:"clients" default:"60000" usage:"n: number of clients, each holding one training example (the first n)"`
+	Clients       int     `flag:"clients" default:"60000" usage:"n: number of clients, each holding --examples-per-client training examples (the first n*M, dealt by --partition; by default client i holds example i)"`
 	Sample        int     `flag:"sample" default:"10000" usage:"k: clients sampled without replacement per round"`
 	Randomizer    string  `flag:"randomizer" default:"rinf" usage:"local randomizer: none (non-private baseline), rinf, r1, r2, privunit (the R_2 arXiv Fig. 5(b) names), djw (Duchi-Jordan-Wainwright l2, the R_2 of the authors' code), gaussian (each client adds N(0, C^2 sigma^2 I): DP-SGD in the shuffle model) or central-gaussian (the central-DP baseline; see Gaussian runs below)"`
 	ClipNorm      string  `flag:"clip-norm" usage:"clipping norm l1, l2 or linf (default: linf for rinf, l1 for r1, l2 for r2 and none)"`
@@ -52,7 +52,13 @@ type Options struct {
 	LRWarmup       float64 `flag:"lr-warmup" metavar:"EPOCHS" usage:"linear learning-rate warm-up over the first this many EPOCHS (fractions allowed; 0 = none)"`
 	LRDecay        string  `flag:"lr-decay" default:"none" usage:"learning-rate decay on top of --lr: none, cosine:END[:MIN] (to MIN times the rate at epoch END) or step:EVERY:GAMMA (times GAMMA every EVERY epochs)"`
 	Features       string  `flag:"features" default:"none" usage:"fixed per-example feature extractor applied on each client before its gradient (no privacy cost; cached in DATA-DIR/features): none, scatter (ScatterNet J=2 L=8, 2x2 pooling, group norm over 3 channels: 324 features) or scatter:j=J,l=L,pool=P,norm=none|unit|group,groups=G; use with --model logreg or mlp"`
-	Gaussian       GaussianOptions
+	// ExamplesPerClient, Partition, LocalSteps and LocalLR are the
+	// clients' data and local training (Config's fields of those names).
+	ExamplesPerClient int     `flag:"examples-per-client" default:"1" metavar:"M" usage:"M: training examples each client holds (the population is the first clients*M, dealt by --partition); with M > 1 or --local-steps > 1, epsilon is for one client's whole data"`
+	Partition         string  `flag:"partition" default:"index" usage:"how the population is dealt to the clients, seeded by --seed: index (client i holds examples iM..iM+M-1; at M = 1 example i), iid (a seeded permutation cut into clients of M), dirichlet:ALPHA (label skew: each client's class proportions from Dirichlet(ALPHA)), shards:S (McMahan et al. 2017: sorted by label, cut into clients*S shards of M/S examples, S shards a client)"`
+	LocalSteps        int     `flag:"local-steps" default:"1" metavar:"E" usage:"E: full-batch gradient steps a client takes on its own examples; it reports (w_0 - w_E)/(E * local-lr), clipped as a whole and randomized as one gradient (E = 1: the mean gradient of its examples)"`
+	LocalLR           float64 `flag:"local-lr" usage:"step size of the local steps, with --local-steps > 1 (0 = the first rate of --lr)"`
+	Gaussian          GaussianOptions
 }
 
 // FlagUsage implements cliflag.Usager: --data-dir names data.DefaultMNISTDir.
@@ -94,6 +100,18 @@ func (o Options) Config(given func(flag string) bool, command []string) (Config,
 	}
 	if o.Validation > 0 {
 		cfg.EvalSet = "validation"
+	}
+	if cfg.Partition, err = data.ParsePartition(o.Partition); err != nil {
+		return Config{}, err
+	}
+	cfg.ExamplesPerClient, cfg.LocalSteps, cfg.LocalLR = o.ExamplesPerClient, o.LocalSteps, o.LocalLR
+	// 0 is Config's default (1) for Options built in code; on a command
+	// line it is a bad value.
+	if o.ExamplesPerClient < 0 || (o.ExamplesPerClient == 0 && given("examples-per-client")) {
+		return Config{}, fmt.Errorf("examples-per-client must be >= 1, got %d", o.ExamplesPerClient)
+	}
+	if o.LocalSteps < 0 || (o.LocalSteps == 0 && given("local-steps")) {
+		return Config{}, fmt.Errorf("local-steps must be >= 1, got %d", o.LocalSteps)
 	}
 	if o.Features != "" && o.Features != "none" {
 		if _, err := features.Parse(o.Features, 28, 28); err != nil {
@@ -145,7 +163,7 @@ func (o Options) ServerOptimizer(given func(flag string) bool) (server.Optimizer
 // privacy), cached in DATA-DIR/features keyed by the SHA-256 of the data and
 // of every parameter of the extractor.
 func (o Options) DataSpec() data.Spec {
-	s := data.Spec{Name: o.Dataset, Dir: o.DataDir, Clients: o.Clients, Validation: o.Validation, TestSize: o.TestSize, Seed: o.Seed}
+	s := data.Spec{Name: o.Dataset, Dir: o.DataDir, Clients: o.Clients, ExamplesPerClient: o.ExamplesPerClient, Validation: o.Validation, TestSize: o.TestSize, Seed: o.Seed}
 	if o.Features != "" && o.Features != "none" {
 		s.Transform = func(ds *data.Dataset) (*data.Dataset, error) {
 			x, err := features.Parse(o.Features, ds.Rows, ds.Cols)
@@ -178,7 +196,7 @@ var ResumableFlags = []string{"workers", "no-progress", "eval-every", "epochs", 
 var LaterFlags = map[string]bool{"optimizer": true, "momentum": true, "adam-betas": true, "adam-eps": true,
 	"ema": true, "lr-warmup": true, "lr-decay": true, "features": true,
 	"sigma": true, "client-sigma": true, "participation": true, "rate": true, "noise-sum": true,
-	"shards": true}
+	"shards": true, "examples-per-client": true, "partition": true, "local-steps": true, "local-lr": true}
 
 // IdentityAdjacency returns c's adjacency and true when it belongs to the
 // run's identity in its state directory: when it differs from the relation

@@ -94,7 +94,8 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 		if t.cfg.Randomizer == RandomizerNone {
 			rec.Eps0 = 0
 		}
-		t.gaussianFields(&rec) // gaussian.go
+		t.gaussianFields(&rec)       // gaussian.go
+		t.cfg.clientDataFields(&rec) // clientdata.go
 		if err := t.clipBias(&rec); err != nil {
 			return err
 		}

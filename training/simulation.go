@@ -41,14 +41,17 @@ const maxShards = 32
 // (server.PrepareCentralGaussian) before the ledger is debited and the loop
 // applies the step.
 type simulation struct {
-	cfg     Config
-	run     protocol.RunConfig
-	train   *data.Dataset // the clients' examples: client i holds example i
-	sealer  protocol.Sealer
-	ledger  *ledger.Ledger  // debited before every release; nil for the non-private baseline
-	extra   shuffler.Budget // WithBudget's, or nil
-	curator *server.Server  // central-gaussian only: the server adds the noise
-	noise   *roundNoise     // the curator's noise source, set every round
+	cfg   Config
+	run   protocol.RunConfig
+	train *data.Dataset // the clients' examples, dealt by assignment
+	// assignment says which examples of train each client holds (the
+	// run's partition; client i holds example i by default).
+	assignment data.Assignment
+	sealer     protocol.Sealer
+	ledger     *ledger.Ledger  // debited before every release; nil for the non-private baseline
+	extra      shuffler.Budget // WithBudget's, or nil
+	curator    *server.Server  // central-gaussian only: the server adds the noise
+	noise      *roundNoise     // the curator's noise source, set every round
 
 	shuf *shuffler.Service // nil for the non-private baseline and on the dense paths
 	sim  *simRandomness
@@ -84,6 +87,7 @@ type simConfig struct {
 type clientWorker struct {
 	c     *client.Client
 	noise clientSource
+	data  clientData // the examples of the client it computes (clientdata.go)
 }
 
 func newSimulation(sc simConfig) (*simulation, error) {
@@ -91,6 +95,9 @@ func newSimulation(sc simConfig) (*simulation, error) {
 	t := &simulation{cfg: cfg, run: sc.run, train: sc.train, sealer: sc.sealer, ledger: sc.ledger, extra: sc.extra,
 		curator: sc.curator, noise: sc.noise, sum: make([]float64, d)}
 	var err error
+	if t.assignment, err = cfg.assign(sc.train); err != nil {
+		return nil, err
+	}
 	if t.sim, err = newSimRandomness(cfg); err != nil {
 		return nil, err
 	}
@@ -185,10 +192,6 @@ func shardRange(s, nShards, k int) (lo, hi int) {
 	return s * k / nShards, (s + 1) * k / nShards
 }
 
-func (t *simulation) example(i int) client.Example {
-	return client.Example{X: t.train.Example(i), Label: t.train.Y[i]}
-}
-
 // privateRound runs one round through the roles at the server's published
 // model m: the shuffler opens a round (budget check, sample: line 3) and
 // relays the model to the sampled clients; each computes, clips,
@@ -231,7 +234,7 @@ func (t *simulation) privateRound(ctx context.Context, m protocol.Model) (Releas
 // seal its report of round with noise and submit it to the shuffler; it
 // returns the client's training loss.
 func (t *simulation) report(w *clientWorker, round *protocol.Round, c int, noise randomizer.Source) (float64, error) {
-	sealed, loss, err := w.c.Report(round, t.example(c), noise)
+	sealed, loss, err := w.c.ReportExamples(round, t.clientExamples(w, c), noise)
 	if err == nil {
 		err = t.shuf.Submit(c, round.ID, sealed)
 	}
@@ -266,7 +269,7 @@ func (t *simulation) denseRound(m protocol.Model) (Release, error) {
 		var l float64
 		t.errs[s] = nil
 		for slot := lo; slot < hi; slot++ {
-			g, cl, err := w.c.ClippedGradient(&round, t.example(t.sampled[slot]))
+			g, cl, err := w.c.ClippedExamples(&round, t.clientExamples(w, t.sampled[slot]))
 			if err != nil {
 				t.errs[s] = fmt.Errorf("client in slot %d: %w", slot, err)
 				return l

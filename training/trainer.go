@@ -135,8 +135,9 @@ func WithBudget(b shuffler.Budget) Option { return func(o *options) { o.budget =
 func WithReceipts(l server.ReceiptLog) Option { return func(o *options) { o.receipts = l } }
 
 // New returns a trainer for the model m (whose current parameters are the
-// starting point theta_0) on the clients' examples train (client i holds
-// train example i, i < cfg.Clients) and the test set test (may be nil).
+// starting point theta_0) on the clients' examples train (the first
+// cfg.Clients*cfg.ExamplesPerClient examples, dealt by cfg.Partition: by
+// default client i holds example i) and the test set test (may be nil).
 // cfg is validated (and its defaults filled in) first. Its rounds come from
 // the in-process simulation, or from WithRemote's source.
 func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (*Trainer, error) {
@@ -175,6 +176,7 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 		t.run.Run = DefaultRunID
 	}
 	t.run = cfg.gaussianRun(t.run) // gaussian.go
+	t.run = cfg.localRun(t.run)    // clientdata.go
 	if t.run.Randomizer != RandomizerNone {
 		r, err := protocol.NewRandomizer(t.run)
 		if err != nil {
@@ -233,10 +235,13 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 
 // checkTrainData checks that the clients' examples fit the run and the model.
 func checkTrainData(cfg Config, m model.Model, train *data.Dataset) error {
-	if train == nil || train.N < cfg.Clients {
+	if train == nil || train.N < cfg.Population() {
 		have := 0
 		if train != nil {
 			have = train.N
+		}
+		if cfg.ExamplesPerClient > 1 {
+			return fmt.Errorf("clients * examples-per-client must be <= the number of training examples (%d), got %d * %d = %d", have, cfg.Clients, cfg.ExamplesPerClient, cfg.Population())
 		}
 		return fmt.Errorf("clients must be <= the number of training examples (%d), got %d", have, cfg.Clients)
 	}
