@@ -29,5 +29,16 @@ func RunFields(run protocol.RunConfig) []Field {
 	} else {
 		f = append(f, Field{"sample (k)", strconv.Itoa(run.PerRound)})
 	}
+	if run.LocalSteps > 1 {
+		f = append(f, Field{"local steps", strconv.Itoa(run.LocalSteps) + " (local lr " + g(run.LocalLR) + ")"}, Field{NeighbouringField, NeighbouringClient})
+	}
 	return f
 }
+
+// NeighbouringField names the field saying what epsilon protects, where
+// clients hold several examples or take several local steps:
+// NeighbouringClient.
+const NeighbouringField = "neighbouring"
+
+// NeighbouringClient is the value of NeighbouringField.
+const NeighbouringClient = "one client's whole data (replace-one at the client level), not one example"

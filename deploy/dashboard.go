@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/shuffledp/shuffledp/dashboard"
+	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/node"
 	"github.com/shuffledp/shuffledp/statedir"
@@ -62,6 +63,12 @@ func serverBoardConfig(tr *training.Trainer) dashboard.Config {
 		dashboard.Field{Name: "optimizer", Value: cfg.Optimizer.String()})
 	if cfg.TargetEpsilon > 0 {
 		fields = append(fields, dashboard.Field{Name: "target epsilon", Value: g(cfg.TargetEpsilon)})
+	}
+	if cfg.ExamplesPerClient > 1 || cfg.Partition.Kind != "" && cfg.Partition.Kind != data.PartitionIndex {
+		fields = append(fields, dashboard.Field{Name: "examples per client", Value: strconv.Itoa(cfg.ExamplesPerClient) + " (partition " + cfg.Partition.String() + ")"})
+	}
+	if cfg.ExamplesPerClient > 1 && cfg.LocalSteps <= 1 { // RunFields names it with local steps
+		fields = append(fields, dashboard.Field{Name: dashboard.NeighbouringField, Value: dashboard.NeighbouringClient})
 	}
 	return dashboard.Config{Fields: fields, Planned: cfg.TotalRounds(), Delta: cfg.Delta, TargetEpsilon: cfg.TargetEpsilon}
 }

@@ -40,14 +40,22 @@ func CheckServerOptions(state, pkiDir string, o training.Options) error {
 // ServerNode checks that the run cfg may run over the network
 // (training.Config.CheckNetworked) and returns the server node's
 // configuration but for its directory, delta, target and metrics: the
-// public dataset name and seed, and the TLS configuration of the bundle
-// pkiDir, whose certificates must be valid now.
+// public dataset name, seed, examples per client and partition (the last
+// two only where they differ from one example a client, client i holding
+// example i), and the TLS configuration of the bundle pkiDir, whose
+// certificates must be valid now.
 func ServerNode(cfg training.Config, o training.Options, pkiDir string) (node.ServerConfig, error) {
 	var ncfg node.ServerConfig
 	if err := cfg.CheckNetworked(); err != nil {
 		return ncfg, err
 	}
 	ncfg.Dataset = node.Dataset{Name: o.Dataset, Seed: o.Seed}
+	if cfg.ExamplesPerClient > 1 { // at the defaults the run specification is what it always was
+		ncfg.Dataset.ExamplesPerClient = cfg.ExamplesPerClient
+	}
+	if k := cfg.Partition.Kind; k != "" && k != data.PartitionIndex {
+		ncfg.Dataset.Partition = cfg.Partition.String()
+	}
 	if err := ncfg.Dataset.Validate(); err != nil {
 		return ncfg, err
 	}

@@ -132,15 +132,17 @@ func (p *ClientPool) logf(format string, args ...any) {
 type poolWorker struct {
 	c     *client.Client
 	noise randomizer.Source
-	buf   []float64 // holds a generated example (data.Source.At)
-	// update holds a client's update (ClientPoolConfig.Update; nil
+	// data is its view of the client it computes (LoadClientData); update
+	// holds a client's update instead (ClientPoolConfig.Update; nil
 	// without).
+	data   poolExamples
 	update []float64
 }
 
 // report computes client c's sealed report for round: its update
-// (ClientPoolConfig.Update) or the gradient of its example in ds.
-func (p *ClientPool) report(w *poolWorker, ds data.Source, round *protocol.Round, c int64) ([]byte, error) {
+// (ClientPoolConfig.Update) or its update over its own examples
+// (client.Client.ReportExamples).
+func (p *ClientPool) report(w *poolWorker, round *protocol.Round, c int64) ([]byte, error) {
 	if w.update != nil {
 		clear(w.update)
 		if err := p.cfg.Update(c, round.Model.Params, w.update); err != nil {
@@ -148,8 +150,7 @@ func (p *ClientPool) report(w *poolWorker, ds data.Source, round *protocol.Round
 		}
 		return w.c.ReportUpdate(round, w.update, w.noise)
 	}
-	x, label := ds.At(int(c), w.buf)
-	sealed, _, err := w.c.Report(round, client.Example{X: x, Label: label}, w.noise)
+	sealed, _, err := w.c.ReportExamples(round, w.data.of(int(c)), w.noise)
 	return sealed, err
 }
 
@@ -211,6 +212,12 @@ func (p *ClientPool) Run(ctx context.Context) error {
 		}
 		dim, classes = ds.Shape()
 	}
+	var asg data.Assignment
+	if !external {
+		if asg, err = ClientAssignment(spec.Dataset, ds, run.Population); err != nil {
+			return err
+		}
+	}
 	workers := map[uint8][]*poolWorker{} // by key id: a client.Client seals to one key
 	workersRun := map[uint8]string{}     // the run id workers[id] seal to
 	sealers := map[uint8]*protocol.HPKESealer{}
@@ -255,9 +262,11 @@ func (p *ClientPool) Run(ctx context.Context) error {
 			if err != nil {
 				return nil, err
 			}
-			ws[i] = &poolWorker{c: c, noise: randomizer.NewCryptoSource(), buf: make([]float64, dim)}
+			ws[i] = &poolWorker{c: c, noise: randomizer.NewCryptoSource()}
 			if external {
 				ws[i].update = make([]float64, run.Dim)
+			} else {
+				ws[i].data = newPoolExamples(ds, asg)
 			}
 		}
 		workers[id], workersRun[id] = ws, bind
@@ -395,7 +404,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 				continue
 			}
 		}
-		if err := p.serve(ctx, shuf, ws, run, ds, &round, clients); err != nil {
+		if err := p.serve(ctx, shuf, ws, run, &round, clients); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -582,7 +591,7 @@ func sendChunks(out <-chan *pb.Report, run string, round int64, send func(*pb.Re
 // serve computes the reports of the round's sampled (under check-in:
 // selected) clients in parallel and streams them to the shuffler in chunks
 // as they are ready.
-func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*poolWorker, run protocol.RunConfig, ds data.Source, round *protocol.Round, clients []int64) error {
+func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*poolWorker, run protocol.RunConfig, round *protocol.Round, clients []int64) error {
 	for _, c := range clients {
 		if c < p.cfg.Lo || c >= p.cfg.Hi {
 			return fmt.Errorf("client: assigned client %d outside %d:%d", c, p.cfg.Lo, p.cfg.Hi)
@@ -618,7 +627,7 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 					return
 				}
 				c := clients[j]
-				sealed, err := p.report(w, ds, round, c)
+				sealed, err := p.report(w, round, c)
 				if err != nil {
 					errs[i] = fmt.Errorf("client %d: %w", c, err)
 					return
@@ -655,17 +664,23 @@ func (p *ClientPool) serve(ctx context.Context, shuf pb.ShufflerClient, ws []*po
 	return nil
 }
 
-// LoadClientData returns the training set a run names (client i holds
-// example i): MNIST from dir, or the synthetic set of the run's seed,
-// whose examples are generated when a round asks for them
-// (data.SyntheticSource: each depends only on the seed and its index, so
-// a pool generates exactly what any other process would for its clients,
-// and holds none of the population's examples in memory).
+// LoadClientData returns the training set a run names, of which the
+// clients hold the first clients*M (the Dataset's examples_per_client M;
+// by default client i holds example i): MNIST from dir, or the synthetic
+// set of the run's seed, whose examples are generated when a round asks
+// for them (data.SyntheticSource: each depends only on the seed and its
+// index, so a pool generates exactly what any other process would for its
+// clients, and holds none of the population's examples in memory).
 func LoadClientData(d *pb.Dataset, dir string, clients int) (data.Source, error) {
 	var (
 		ds  data.Source
 		err error
 	)
+	m, _, err := datasetPartition(d, clients)
+	if err != nil {
+		return nil, err
+	}
+	population := clients * m
 	switch d.GetName() {
 	case "mnist":
 		if dir == "" {
@@ -673,17 +688,82 @@ func LoadClientData(d *pb.Dataset, dir string, clients int) (data.Source, error)
 		}
 		ds, _, err = data.LoadMNIST(dir)
 	case "synthetic":
-		ds = data.SyntheticSource{N: max(clients, 1), Seed: d.GetSeed()}
+		ds = data.SyntheticSource{N: max(population, 1), Seed: d.GetSeed()}
 	default:
 		return nil, fmt.Errorf("the run names dataset %q; this client knows mnist and synthetic", d.GetName())
 	}
 	if err != nil {
 		return nil, err
 	}
-	if ds.Len() < clients {
+	if ds.Len() < population {
+		if m > 1 {
+			return nil, fmt.Errorf("the run has %d clients of %d examples, the data set %d examples", clients, m, ds.Len())
+		}
 		return nil, fmt.Errorf("the run has %d clients, the data set %d examples", clients, ds.Len())
 	}
 	return ds, nil
+}
+
+// datasetPartition returns the Dataset's examples per client (at least 1)
+// and partition, checked for clients.
+func datasetPartition(d *pb.Dataset, clients int) (int, data.Partition, error) {
+	m := d.GetExamplesPerClient()
+	if m < 0 || m > data.MaxPopulation {
+		return 0, data.Partition{}, fmt.Errorf("the run names %d examples per client", m)
+	}
+	p, err := data.ParsePartition(d.GetPartition())
+	if err != nil {
+		return 0, data.Partition{}, fmt.Errorf("the run names a bad partition: %w", err)
+	}
+	if err := p.Check(clients, max(int(m), 1)); err != nil {
+		return 0, data.Partition{}, fmt.Errorf("the run's data: %w", err)
+	}
+	return max(int(m), 1), p, nil
+}
+
+// ClientAssignment deals the population of ds (LoadClientData's) to the
+// run's clients by the Dataset's partition, seeded by its seed: the
+// simulation's assignment (training.Config's), computed from the
+// population's labels alone (data.Source.Label) where the partition reads
+// labels, and from nothing but the seed otherwise.
+func ClientAssignment(d *pb.Dataset, ds data.Source, clients int) (data.Assignment, error) {
+	m, p, err := datasetPartition(d, clients)
+	if err != nil {
+		return data.Assignment{}, err
+	}
+	_, classes := ds.Shape()
+	return p.Assign(clients, m, classes, ds.Label, d.GetSeed())
+}
+
+// poolExamples is a pool worker's view of one client's examples: the
+// indices the assignment deals it and, for a generated source, a buffer
+// per example.
+type poolExamples struct {
+	src  data.Source
+	asg  data.Assignment
+	idx  []int
+	bufs [][]float64
+	exs  []client.Example
+}
+
+func newPoolExamples(src data.Source, asg data.Assignment) poolExamples {
+	dim, _ := src.Shape()
+	e := poolExamples{src: src, asg: asg, bufs: make([][]float64, asg.PerClient)}
+	for j := range e.bufs {
+		e.bufs[j] = make([]float64, dim)
+	}
+	return e
+}
+
+// of returns client c's examples, valid until the next call.
+func (e *poolExamples) of(c int) []client.Example {
+	e.idx = e.asg.Examples(c, e.idx[:0])
+	e.exs = e.exs[:0]
+	for j, i := range e.idx {
+		x, label := e.src.At(i, e.bufs[j])
+		e.exs = append(e.exs, client.Example{X: x, Label: label})
+	}
+	return e.exs
 }
 
 // checkBindRun checks the run id a shuffler relays with a round, to which

@@ -71,14 +71,14 @@ func runConfigToPB(c protocol.RunConfig) *pb.RunConfig {
 	return &pb.RunConfig{Run: c.Run, Model: c.Model, Dim: int64(c.Dim), Randomizer: c.Randomizer, ClipNorm: c.ClipNorm,
 		Clip: c.Clip, ClampLinf: c.ClampLinf, Eps0: c.Eps0, Population: int64(c.Population), PerRound: int64(c.PerRound),
 		MinBatch: int64(c.MinBatch), ReportBytes: int64(c.ReportBytes), Sigma: c.Sigma, Participation: c.Participation, Rate: c.Rate,
-		Adjacency: c.Adjacency}
+		Adjacency: c.Adjacency, LocalSteps: int64(c.LocalSteps), LocalLr: c.LocalLR}
 }
 
 func runConfigFromPB(p *pb.RunConfig) (protocol.RunConfig, error) {
 	if p == nil {
 		return protocol.RunConfig{}, fmt.Errorf("run spec without a run config")
 	}
-	for _, v := range []int64{p.Dim, p.Population, p.PerRound, p.MinBatch, p.ReportBytes} {
+	for _, v := range []int64{p.Dim, p.Population, p.PerRound, p.MinBatch, p.ReportBytes, p.LocalSteps} {
 		if v < 0 || v > math.MaxInt32 {
 			return protocol.RunConfig{}, fmt.Errorf("run config: count %d out of range", v)
 		}
@@ -86,7 +86,7 @@ func runConfigFromPB(p *pb.RunConfig) (protocol.RunConfig, error) {
 	c := protocol.RunConfig{Run: p.Run, Model: p.Model, Dim: int(p.Dim), Randomizer: p.Randomizer, ClipNorm: p.ClipNorm,
 		Clip: p.Clip, ClampLinf: p.ClampLinf, Eps0: p.Eps0, Population: int(p.Population), PerRound: int(p.PerRound),
 		MinBatch: int(p.MinBatch), ReportBytes: int(p.ReportBytes), Sigma: p.Sigma, Participation: p.Participation, Rate: p.Rate,
-		Adjacency: p.Adjacency}
+		Adjacency: p.Adjacency, LocalSteps: int(p.LocalSteps), LocalLR: p.LocalLr}
 	if err := c.Validate(); err != nil {
 		return protocol.RunConfig{}, fmt.Errorf("run config: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shuffledp/shuffledp/dashboard"
+	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
@@ -50,8 +51,15 @@ const serverKeyID = 1
 type Dataset struct {
 	// Name is mnist or synthetic.
 	Name string
-	// Seed generates the synthetic data set (data.Synthetic).
+	// Seed generates the synthetic data set (data.Synthetic) and seeds
+	// the partition.
 	Seed uint64
+	// ExamplesPerClient is M (0 or 1: one example a client) and Partition
+	// how the first clients*M examples are dealt to the clients
+	// (data.ParsePartition; "" is index: client i holds examples
+	// iM..iM+M-1).
+	ExamplesPerClient int
+	Partition         string
 }
 
 // Validate refuses a data set the clients cannot load.
@@ -59,7 +67,11 @@ func (d Dataset) Validate() error {
 	if d.Name != "mnist" && d.Name != "synthetic" {
 		return fmt.Errorf("dataset must be mnist or synthetic, got %q", d.Name)
 	}
-	return nil
+	if d.ExamplesPerClient < 0 {
+		return fmt.Errorf("examples-per-client must be >= 1, got %d", d.ExamplesPerClient)
+	}
+	_, err := data.ParsePartition(d.Partition)
+	return err
 }
 
 // ServerConfig configures a Server.
@@ -317,7 +329,8 @@ func (s *Server) Publish(run protocol.RunConfig) error {
 	}
 	s.spec = &pb.RunSpec{Config: runConfigToPB(run), KeyConfigs: [][]byte{kc},
 		Delta: s.cfg.Delta, TargetEpsilon: s.cfg.TargetEpsilon, Rounds: s.cfg.Rounds,
-		Dataset: &pb.Dataset{Name: s.cfg.Dataset.Name, Seed: s.cfg.Dataset.Seed}}
+		Dataset: &pb.Dataset{Name: s.cfg.Dataset.Name, Seed: s.cfg.Dataset.Seed, ExamplesPerClient: int64(s.cfg.Dataset.ExamplesPerClient),
+			Partition: s.cfg.Dataset.Partition}}
 	return nil
 }
 

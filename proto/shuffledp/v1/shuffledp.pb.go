@@ -59,7 +59,13 @@ type RunConfig struct {
 	// randomizer gaussian rounds for: "replace-one" (one client's gradient
 	// replaced by any other; the curves at sigma/2) or "zero-out" (replaced
 	// by zero); "" for the other randomizers.
-	Adjacency     string `protobuf:"bytes,16,opt,name=adjacency,proto3" json:"adjacency,omitempty"`
+	Adjacency string `protobuf:"bytes,16,opt,name=adjacency,proto3" json:"adjacency,omitempty"`
+	// local_steps is E, the full-batch gradient steps a client takes on its
+	// own examples before it reports the pseudo-gradient
+	// (w_0 - w_E)/(E local_lr), clipped as a whole; 0 or 1 is one step (the
+	// mean gradient of its examples), local_lr then 0.
+	LocalSteps    int64   `protobuf:"varint,17,opt,name=local_steps,json=localSteps,proto3" json:"local_steps,omitempty"`
+	LocalLr       float64 `protobuf:"fixed64,18,opt,name=local_lr,json=localLr,proto3" json:"local_lr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -206,13 +212,34 @@ func (x *RunConfig) GetAdjacency() string {
 	return ""
 }
 
-// Dataset names the clients' data: client i holds training example i.
+func (x *RunConfig) GetLocalSteps() int64 {
+	if x != nil {
+		return x.LocalSteps
+	}
+	return 0
+}
+
+func (x *RunConfig) GetLocalLr() float64 {
+	if x != nil {
+		return x.LocalLr
+	}
+	return 0
+}
+
+// Dataset names the clients' data: the first population =
+// clients * examples_per_client training examples, dealt to the clients
+// by partition (by default client i holds example i).
 type Dataset struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name is mnist or synthetic.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// seed generates the synthetic data set (unused for mnist).
-	Seed          uint64 `protobuf:"varint,2,opt,name=seed,proto3" json:"seed,omitempty"`
+	// seed generates the synthetic data set and seeds the partition.
+	Seed uint64 `protobuf:"varint,2,opt,name=seed,proto3" json:"seed,omitempty"`
+	// examples_per_client is M (0 or 1: one example a client).
+	ExamplesPerClient int64 `protobuf:"varint,3,opt,name=examples_per_client,json=examplesPerClient,proto3" json:"examples_per_client,omitempty"`
+	// partition is index ("" too: client i holds examples iM..iM+M-1), iid,
+	// dirichlet:ALPHA or shards:S (data.ParsePartition).
+	Partition     string `protobuf:"bytes,4,opt,name=partition,proto3" json:"partition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -259,6 +286,20 @@ func (x *Dataset) GetSeed() uint64 {
 		return x.Seed
 	}
 	return 0
+}
+
+func (x *Dataset) GetExamplesPerClient() int64 {
+	if x != nil {
+		return x.ExamplesPerClient
+	}
+	return 0
+}
+
+func (x *Dataset) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
 }
 
 type GetRunRequest struct {
@@ -1126,7 +1167,7 @@ var File_shuffledp_proto protoreflect.FileDescriptor
 
 const file_shuffledp_proto_rawDesc = "" +
 	"\n" +
-	"\x0fshuffledp.proto\x12\fshuffledp.v1\"\xb4\x03\n" +
+	"\x0fshuffledp.proto\x12\fshuffledp.v1\"\xf0\x03\n" +
 	"\tRunConfig\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x10\n" +
@@ -1149,10 +1190,15 @@ const file_shuffledp_proto_rawDesc = "" +
 	"\x05sigma\x18\r \x01(\x01R\x05sigma\x12$\n" +
 	"\rparticipation\x18\x0e \x01(\tR\rparticipation\x12\x12\n" +
 	"\x04rate\x18\x0f \x01(\x01R\x04rate\x12\x1c\n" +
-	"\tadjacency\x18\x10 \x01(\tR\tadjacency\"1\n" +
+	"\tadjacency\x18\x10 \x01(\tR\tadjacency\x12\x1f\n" +
+	"\vlocal_steps\x18\x11 \x01(\x03R\n" +
+	"localSteps\x12\x19\n" +
+	"\blocal_lr\x18\x12 \x01(\x01R\alocalLr\"\x7f\n" +
 	"\aDataset\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04seed\x18\x02 \x01(\x04R\x04seed\"\x0f\n" +
+	"\x04seed\x18\x02 \x01(\x04R\x04seed\x12.\n" +
+	"\x13examples_per_client\x18\x03 \x01(\x03R\x11examplesPerClient\x12\x1c\n" +
+	"\tpartition\x18\x04 \x01(\tR\tpartition\"\x0f\n" +
 	"\rGetRunRequest\"\xe1\x01\n" +
 	"\aRunSpec\x12/\n" +
 	"\x06config\x18\x01 \x01(\v2\x17.shuffledp.v1.RunConfigR\x06config\x12\x1f\n" +
