@@ -39,6 +39,10 @@ const DefaultMNISTDir = "data/mnist-cache"
 // MNISTClasses is the number of MNIST labels (digits 0-9).
 const MNISTClasses = 10
 
+// MNISTTrainSize is the number of MNIST training examples (the files'
+// SHA-256 fixes it), known before they are loaded.
+const MNISTTrainSize = 60000
+
 // LoadMNIST loads the MNIST training set (60,000 examples) and test set
 // (10,000 examples) from the four IDX files in dir, as written by
 // `shuffledp data fetch mnist --dir DIR`. Each file may also be present

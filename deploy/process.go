@@ -320,8 +320,12 @@ type ServerOutcome struct {
 // test accuracy and epsilon at delta, as `shuffledp server` prints it at
 // the end.
 func (o ServerOutcome) WriteEnd(w io.Writer, delta float64) error {
-	_, err := fmt.Fprintf(w, "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g\n",
-		o.Reason, o.Last.Round, o.Last.Epoch, metrics.Format(o.Last.TestAccuracy, "%.4f"), metrics.FormatUpper(o.Last.Epsilon, 4), delta)
+	unit := ""
+	if o.Last.Neighbouring == training.NeighbouringClient {
+		unit = " (" + training.ClientLevelNote + ")"
+	}
+	_, err := fmt.Fprintf(w, "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g%s\n",
+		o.Reason, o.Last.Round, o.Last.Epoch, metrics.Format(o.Last.TestAccuracy, "%.4f"), metrics.FormatUpper(o.Last.Epsilon, 4), delta, unit)
 	return err
 }
 

@@ -55,6 +55,10 @@ type Report struct {
 	Summary
 	Accountant string              `json:"accountant"`
 	Routes     []event.RouteResult `json:"routes,omitempty"`
+	// Neighbouring says what epsilon protects where the run's clients
+	// hold several examples or take several local steps
+	// (NeighbouringClient); empty otherwise.
+	Neighbouring string `json:"neighbouring,omitempty"`
 }
 
 // Report opens q's source read-only, summarizes the run (Summarize) and
@@ -76,7 +80,11 @@ func (q Show) Report(ctx context.Context) (Report, error) {
 		return Report{}, err
 	}
 	routes, err := s.Reaccount(q.Accountant)
-	return Report{Summary: s, Accountant: q.Accountant, Routes: routes}, err
+	r := Report{Summary: s, Accountant: q.Accountant, Routes: routes}
+	if q.Dir != "" {
+		r.Neighbouring = neighbouringOf(q.Dir)
+	}
+	return r, err
 }
 
 // WriteJSON writes r as one JSON object indented by two spaces.
@@ -91,6 +99,9 @@ func (r Report) WriteJSON(w io.Writer) error {
 func (r Report) WriteText(w io.Writer) error {
 	if err := r.Summary.WriteText(w); err != nil {
 		return err
+	}
+	if r.Neighbouring != "" {
+		fmt.Fprintf(w, "neighbouring  %s\n", r.Neighbouring)
 	}
 	fmt.Fprintf(w, "accountant  %s\n", r.Accountant)
 	for _, rt := range r.Routes {

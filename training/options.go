@@ -124,6 +124,10 @@ func (o Options) Config(given func(flag string) bool, command []string) (Config,
 	if err := cfg.Validate(); err != nil { // before loading 400 MB of data
 		return Config{}, err
 	}
+	if have := data.MNISTTrainSize - max(o.Validation, 0); o.Dataset == "mnist" && cfg.ExamplesPerClient > 1 && cfg.Population() > have {
+		return Config{}, fmt.Errorf("clients * examples-per-client = %d * %d exceeds the %d MNIST training examples: lower --clients or --examples-per-client",
+			cfg.Clients, cfg.ExamplesPerClient, have)
+	}
 	return cfg, nil
 }
 
