@@ -17,7 +17,7 @@ type ClientProcess struct {
 	// Clients is the range LO:HI of clients the process hosts,
 	// Credentials their credentials file (pki enrol), PKI the client
 	// bundle.
-	Clients     string `flag:"clients" metavar:"LO:HI" usage:"the clients LO:HI this process hosts (client i holds training example i)"`
+	Clients     string `flag:"clients" metavar:"LO:HI" usage:"the clients LO:HI this process hosts (each holds its examples of the run's partition: by default client i holds training example i)"`
 	Credentials string `flag:"credentials" metavar:"FILE" usage:"the clients' credentials FILE (shuffledp pki enrol)"`
 	PKI         string `flag:"pki" metavar:"DIR" usage:"the client bundle DIR (DIR/client of shuffledp pki init: ca.pem, client.pem, client.key)"`
 	// MetricsListen serves the process's health only (Go runtime and
