@@ -1,10 +1,12 @@
-package main
+package e2e
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/shuffledp/shuffledp/internal/clitest"
 )
 
 // TestUpClientLevel runs `up` with clients of 3 examples dealt by label
@@ -16,7 +18,7 @@ import (
 // naming the flag.
 func TestUpClientLevel(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "run")
-	args := append(append([]string{"up"}, upRun...), "--epochs", "1", "--state", state, "--release-when-complete",
+	args := append(append([]string{"up"}, clitest.UpRun...), "--epochs", "1", "--state", state, "--release-when-complete",
 		"--examples-per-client", "3", "--partition", "dirichlet:0.5", "--local-steps", "2", "--local-lr", "0.2")
 	out, err := child(nil, args...).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "up: run finished") {
@@ -30,11 +32,11 @@ func TestUpClientLevel(t *testing.T) {
 		last["local_steps"] != float64(2) || last["local_lr"] != 0.2 {
 		t.Errorf("last record %v", last)
 	}
-	rounds, eps, _ := ledgerShowJSON(t, state)
+	rounds, eps, _ := clitest.LedgerShow(t, state)
 	if want := upAccountEpsilon(t, "6"); rounds != 6 || eps != want {
 		t.Fatalf("ledger show: %d rounds, epsilon %v; account over 6 rounds %v", rounds, eps, want)
 	}
-	if show, err := runCmd(t, newLedgerCmd, "show", "--state", state); err != nil || !strings.Contains(show, "neighbouring  one client's whole data") {
+	if show, err := runCmd(t, "ledger", "show", "--state", state); err != nil || !strings.Contains(show, "neighbouring  one client's whole data") {
 		t.Errorf("ledger show: %v\n%s", err, show)
 	}
 
@@ -50,7 +52,7 @@ func TestUpClientLevel(t *testing.T) {
 		{[]string{"--dataset", "mnist", "--data-dir", t.TempDir(), "--clients", "30001", "--sample", "10", "--examples-per-client", "2"}, "examples-per-client"},
 	} {
 		dir := filepath.Join(t.TempDir(), "refused")
-		a := append(append(append([]string{"up"}, upRun...), "--epochs", "1", "--state", dir, "--round-timeout", "1s"), bad.args...)
+		a := append(append(append([]string{"up"}, clitest.UpRun...), "--epochs", "1", "--state", dir, "--round-timeout", "1s"), bad.args...)
 		out, err := child(nil, a...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), bad.flag) {
 			t.Errorf("%v: %v, want a refusal naming %s\n%s", bad.args, err, bad.flag, out)
