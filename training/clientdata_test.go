@@ -176,3 +176,22 @@ func TestClientDataRefused(t *testing.T) {
 		t.Errorf("synthetic set of 50 clients * 3 with a validation split: %v", err)
 	}
 }
+
+// TestClientLevelDeterministic: a run of clients with several examples and
+// local steps is bitwise the same for any number of workers (each worker
+// holds its own client's examples and local model) and for the same seed.
+func TestClientLevelDeterministic(t *testing.T) {
+	train, test := blobs(1800, 10, 4, 1, 1), blobs(100, 10, 4, 1, 2)
+	var params [][]float64
+	for _, workers := range []int{1, 3, 1} {
+		cfg := privateConfig(t)
+		cfg.Epochs, cfg.Workers = 1, workers
+		cfg.ExamplesPerClient, cfg.LocalSteps, cfg.LocalLR = 3, 2, 0.3
+		cfg.Partition = data.Partition{Kind: data.PartitionShards, Shards: 3}
+		tr, _ := runRecords(t, cfg, train, test)
+		params = append(params, slices.Clone(tr.Model().Params()))
+	}
+	if !slices.Equal(params[0], params[1]) || !slices.Equal(params[0], params[2]) {
+		t.Error("the parameters depend on the number of workers or differ between two runs")
+	}
+}
