@@ -70,7 +70,7 @@ func New(cfg protocol.RunConfig, m model.Model, sealer protocol.Sealer) (*Client
 		return nil, fmt.Errorf("model: run uses %s with %d parameters, got %s with %d", cfg.Model, cfg.Dim, m.Name(), m.NumParams())
 	}
 	c := &Client{cfg: cfg, m: m, worker: m.NewWorker(), grad: make([]float64, cfg.Dim), sealer: sealer, loaded: -1}
-	if cfg.LocalSteps > 1 {
+	if _, external := m.(*model.External); cfg.LocalSteps > 1 && !external { // an external model's local steps are its caller's
 		local, err := model.New(m.Name(), m.InputDim(), m.NumClasses())
 		if err != nil {
 			return nil, fmt.Errorf("client: the local model: %w", err)

@@ -99,3 +99,22 @@ func TestReportUpdateRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An external model's client with local steps (their arithmetic is the
+// caller's) builds no local Go model and reports the given update.
+func TestReportUpdateExternalLocalSteps(t *testing.T) {
+	m, err := model.NewExternal(make([]float64, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := runConfig(t, m, "rinf", protocol.NormLInf, 0.1)
+	cfg.LocalSteps, cfg.LocalLR = 3, 0.5
+	c, err := New(cfg, m, protocol.Plaintext{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	round := &protocol.Round{ID: 1, Model: protocol.Model{Run: "test", Version: 0, Params: make([]float64, 4)}}
+	if _, err := c.ReportUpdate(round, []float64{0.5, -0.5, 0, 1}, randomizer.NewSeededSource(1)); err != nil {
+		t.Fatal(err)
+	}
+}

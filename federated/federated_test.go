@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,8 +82,9 @@ func runTestRole(dir string, args []string) error {
 		return RunShuffler(ctx, args[1:], os.Stderr)
 	case "client":
 		lo, hi := clientRange(args[1:])
-		return RunClients(ctx, args[1:], func(c int64, params, update []float64) error {
+		return RunClients(ctx, args[1:], func(c int64, examples []int, params, update []float64) error {
 			fmt.Fprintf(log, "client %d of %d:%d params %d\n", c, lo, hi, len(params))
+			fmt.Fprintf(log, "examples %d %v\n", c, examples)
 			for i := range update {
 				update[i] = params[i] - wstar[i]
 			}
@@ -152,6 +154,10 @@ func TestUpWithCallbacks(t *testing.T) {
 			var n int
 			switch {
 			case line == "":
+			case strings.HasPrefix(line, "examples "):
+				if want := fmt.Sprintf("examples %d [%d]", clientOf(line), clientOf(line)); line != want {
+					t.Errorf("client function: %q, want %q (index partition)", line, want)
+				}
 			case strings.HasPrefix(line, "mean "):
 				if line != "mean 4" {
 					t.Errorf("server function: %q", line)
@@ -198,6 +204,58 @@ func TestUpWithCallbacks(t *testing.T) {
 	}
 }
 
+// clientOf is the client of an "examples C [...]" line.
+func clientOf(line string) int {
+	var c int
+	fmt.Sscanf(line, "examples %d", &c)
+	return c
+}
+
+// TestUpExamplesPerClient: with --examples-per-client 3 --partition iid
+// the client function of client c gets the 3 examples the partition deals
+// c: the same every round, distinct, disjoint from every other client's,
+// within the population of 12*3.
+func TestUpExamplesPerClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	err, dir := up(t, filepath.Join(t.TempDir(), "run"), "--examples-per-client=3", "--partition=iid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	held := map[int]string{}
+	owner := map[string]int{}
+	for _, f := range logs {
+		b, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(line, "examples ") {
+				continue
+			}
+			c := clientOf(line)
+			ex := line[strings.Index(line, "["):]
+			if prev, ok := held[c]; ok && prev != ex {
+				t.Errorf("client %d held %s, then %s", c, prev, ex)
+			}
+			held[c] = ex
+			fields := strings.Fields(strings.Trim(ex, "[]"))
+			if len(fields) != 3 {
+				t.Errorf("client %d holds %s, want 3 examples", c, ex)
+			}
+			for _, e := range fields {
+				n, _ := strconv.Atoi(e)
+				if o, ok := owner[e]; (ok && o != c) || n < 0 || n >= 36 {
+					t.Errorf("example %s of client %d: also client %d's, or outside the population of 36", e, c, o)
+				}
+				owner[e] = c
+			}
+		}
+	}
+	if len(held) == 0 {
+		t.Fatal("no client function call logged")
+	}
+}
+
 // TestUpRefusesBadUpdates: a client function returning a NaN or failing
 // stops the run with an error naming the client update function; no
 // round is debited.
@@ -237,9 +295,6 @@ func TestRolesRefuse(t *testing.T) {
 	}
 	if err := RunClients(ctx, nil, nil, nil); err == nil || !strings.Contains(err.Error(), "client update function") {
 		t.Errorf("client without an update function: %v", err)
-	}
-	if err := RunClients(ctx, []string{"--data-dir=x"}, func(int64, []float64, []float64) error { return nil }, nil); err == nil || !strings.Contains(err.Error(), "data-dir") {
-		t.Errorf("client --data-dir: %v", err)
 	}
 	if err := RunShuffler(ctx, []string{"--no-such-flag"}, nil); err == nil || !strings.Contains(err.Error(), "no-such-flag") {
 		t.Errorf("shuffler --no-such-flag: %v", err)

@@ -123,7 +123,10 @@ func RunShuffler(ctx context.Context, args []string, stderr io.Writer) error {
 
 // RunClients runs the client pool of `shuffledp client ARGS` (--shuffler,
 // --server, --clients LO:HI, --pki, --credentials, ...) whose clients'
-// updates come from update, until the run ends or ctx is cancelled.
+// updates come from update, each given the indices of the examples the
+// run's partition deals its client, until the run ends or ctx is
+// cancelled. --data-dir is read only for the labels of a partition that
+// deals by label (dirichlet, shards on mnist).
 func RunClients(ctx context.Context, args []string, update node.UpdateFunc, stderr io.Writer) error {
 	if update == nil {
 		return errors.New("the client update function is required")
@@ -135,9 +138,6 @@ func RunClients(ctx context.Context, args []string, update node.UpdateFunc, stde
 	}
 	if err := parse("client", fs, args); err != nil {
 		return err
-	}
-	if p.Pool.DataDir != "" {
-		return errors.New("data-dir: the Python API's clients compute on their own data (the client update function)")
 	}
 	p.Stderr, p.Pool.Log, p.Pool.Update = stderr, log.New(stderr, "client: ", 0), update
 	return deploy.RunClients(ctx, p)

@@ -58,8 +58,6 @@ func Up(ctx context.Context, args []string, launch Launcher, stderr io.Writer) e
 		return fmt.Errorf("model: the Python API trains its own model (external), got --model %s", o.Model)
 	case c.ClientProcesses < 1:
 		return fmt.Errorf("client-processes must be >= 1, got %d", c.ClientProcesses)
-	case o.DataDir != "":
-		return errors.New("data-dir: the Python API's clients compute on their own data (the client update function)")
 	}
 	if err := fs.Set("model", model.ExternalName); err != nil {
 		return err
@@ -73,6 +71,7 @@ func Up(ctx context.Context, args []string, launch Launcher, stderr io.Writer) e
 	}
 	words := &lastWords{w: stderr, last: map[string]string{}}
 	c.Launch, c.Env, c.State, c.Clients, c.Workers, c.Stderr = launch.Command, launch.Env, state, tc.Clients, max(o.Workers, 1), words
+	c.DataDir = o.DataDir // the labels of a partition by label (the clients compute on their own data)
 	c.TrainArgs = cliflag.Args(fs, upOwn...)
 	c.Delta, c.TargetEpsilon, c.Adjacency = tc.Delta, tc.TargetEpsilon, tc.ShufflerAdjacency()
 	if err := cluster.Up(ctx, c); err != nil && !errors.Is(err, cluster.ErrInterrupted) {

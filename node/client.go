@@ -55,9 +55,13 @@ type ClientPoolConfig struct {
 	// Update, if not nil, computes each client's update in place of
 	// model.Worker's gradient (the Python API's client function): the
 	// pool then serves runs of the external model only (model.External),
-	// loads no data set, and puts what Update returns through the same
-	// clip, randomizer and seal (client.Client.ReportUpdate). Update
-	// receives one client's index and the round's published parameters
+	// loads no data set (but for the labels of a partition that deals by
+	// label, dirichlet or shards: DataDir's), and puts what Update returns
+	// through the same clip, randomizer and seal
+	// (client.Client.ReportUpdate). Update receives one client's index,
+	// the indices of the examples the run's partition deals it (the
+	// Dataset's examples per client and partition, as ClientAssignment
+	// deals them to Go clients) and the round's published parameters
 	// (read-only) and writes that client's update; it is called for the
 	// pool's sampled clients only, one at a time per worker, and sees
 	// nothing of any other client.
@@ -71,9 +75,10 @@ type ClientPoolConfig struct {
 	ConnectTimeout time.Duration `flag:"connect-timeout" default:"1m" usage:"how long to wait for the server and the shuffler to answer (and to accept the registration), at start and after the shuffler went away mid-run; then exit 1 naming what was waited for"`
 }
 
-// UpdateFunc computes client's update at the round's parameters params
-// into update (both of the run's dimension); it must not keep the slices.
-type UpdateFunc func(client int64, params, update []float64) error
+// UpdateFunc computes client's update over its examples (their indices
+// in the population) at the round's parameters params into update (both of
+// the run's dimension); it must not keep the slices.
+type UpdateFunc func(client int64, examples []int, params, update []float64) error
 
 // ClientPool hosts many simulated clients in one process: it fetches the
 // run specification and the key configs from the server, registers its
@@ -137,6 +142,10 @@ type poolWorker struct {
 	// without).
 	data   poolExamples
 	update []float64
+	// asg and examples: the assignment and a client's examples, for
+	// Update.
+	asg      data.Assignment
+	examples []int
 }
 
 // report computes client c's sealed report for round: its update
@@ -145,7 +154,8 @@ type poolWorker struct {
 func (p *ClientPool) report(w *poolWorker, round *protocol.Round, c int64) ([]byte, error) {
 	if w.update != nil {
 		clear(w.update)
-		if err := p.cfg.Update(c, round.Model.Params, w.update); err != nil {
+		w.examples = w.asg.Examples(int(c), w.examples[:0])
+		if err := p.cfg.Update(c, w.examples, round.Model.Params, w.update); err != nil {
 			return nil, err
 		}
 		return w.c.ReportUpdate(round, w.update, w.noise)
@@ -214,9 +224,12 @@ func (p *ClientPool) Run(ctx context.Context) error {
 	}
 	var asg data.Assignment
 	if !external {
-		if asg, err = ClientAssignment(spec.Dataset, ds, run.Population); err != nil {
-			return err
-		}
+		asg, err = ClientAssignment(spec.Dataset, ds, run.Population)
+	} else {
+		asg, err = externalAssignment(spec.Dataset, p.cfg.DataDir, run.Population)
+	}
+	if err != nil {
+		return err
 	}
 	workers := map[uint8][]*poolWorker{} // by key id: a client.Client seals to one key
 	workersRun := map[uint8]string{}     // the run id workers[id] seal to
@@ -264,7 +277,7 @@ func (p *ClientPool) Run(ctx context.Context) error {
 			}
 			ws[i] = &poolWorker{c: c, noise: randomizer.NewCryptoSource()}
 			if external {
-				ws[i].update = make([]float64, run.Dim)
+				ws[i].update, ws[i].asg = make([]float64, run.Dim), asg
 			} else {
 				ws[i].data = newPoolExamples(ds, asg)
 			}
@@ -733,6 +746,25 @@ func ClientAssignment(d *pb.Dataset, ds data.Source, clients int) (data.Assignme
 	}
 	_, classes := ds.Shape()
 	return p.Assign(clients, m, classes, ds.Label, d.GetSeed())
+}
+
+// externalAssignment is ClientAssignment for an external run's pool,
+// which holds no data set: the partitions that do not read labels (index,
+// iid) deal from the seed alone; dirichlet and shards read the labels of
+// the data set the run names (synthetic, or mnist from dir).
+func externalAssignment(d *pb.Dataset, dir string, clients int) (data.Assignment, error) {
+	m, part, err := datasetPartition(d, clients)
+	if err != nil {
+		return data.Assignment{}, err
+	}
+	if !part.NeedsLabels() {
+		return part.Assign(clients, m, 0, nil, d.GetSeed())
+	}
+	ds, err := LoadClientData(d, dir, clients)
+	if err != nil {
+		return data.Assignment{}, fmt.Errorf("client: partition %s deals by label, read from the run's data set: %w", part, err)
+	}
+	return ClientAssignment(d, ds, clients)
 }
 
 // poolExamples is a pool worker's view of one client's examples: the

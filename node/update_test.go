@@ -52,7 +52,10 @@ func TestPoolUpdateSlowerThanFirstMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls atomic.Int64
-	update := func(c int64, params, update []float64) error {
+	update := func(c int64, examples []int, params, update []float64) error {
+		if len(examples) != 1 || examples[0] != int(c) {
+			t.Errorf("client %d holds examples %v, want [%d] (index partition, one example each)", c, examples, c)
+		}
 		if calls.Add(1) == 1 {
 			time.Sleep(time.Second) // beyond the first-message wait
 		}
@@ -96,7 +99,7 @@ func TestPoolUpdateFunctionMatchesTheModel(t *testing.T) {
 	enr2, _ := pki.LoadEnroller(pkiDir2)
 	creds2, _ := enr2.Enrol(0, 20)
 	pool, err = NewClientPool(ClientPoolConfig{Shuffler: shAddr2, Server: srvAddr2, TLS: tc2, Credentials: creds2, Workers: 1,
-		Update: func(int64, []float64, []float64) error { return nil }})
+		Update: func(int64, []int, []float64, []float64) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

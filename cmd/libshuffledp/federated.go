@@ -7,12 +7,12 @@ package main
 // each returns 0, or non-zero with a message in err (errlen bytes, NUL-
 // terminated by the callee). Go cannot call a C function pointer, so each
 // is called through one of the trampolines below.
-typedef int (*shuffledp_client_fn)(void *ctx, long long client, const double *params, double *update, long long n, char *err, long long errlen);
+typedef int (*shuffledp_client_fn)(void *ctx, long long client, const long long *examples, long long nexamples, const double *params, double *update, long long n, char *err, long long errlen);
 typedef int (*shuffledp_server_fn)(void *ctx, const double *theta, const double *mean, double *next, long long n, char *err, long long errlen);
 typedef int (*shuffledp_eval_fn)(void *ctx, const double *theta, long long n, double *out, char *err, long long errlen);
 
-static int call_client(shuffledp_client_fn f, void *ctx, long long client, const double *params, double *update, long long n, char *err, long long errlen) {
-	return f(ctx, client, params, update, n, err, errlen);
+static int call_client(shuffledp_client_fn f, void *ctx, long long client, const long long *examples, long long nexamples, const double *params, double *update, long long n, char *err, long long errlen) {
+	return f(ctx, client, examples, nexamples, params, update, n, err, errlen);
 }
 static int call_server(shuffledp_server_fn f, void *ctx, const double *theta, const double *mean, double *next, long long n, char *err, long long errlen) {
 	return f(ctx, theta, mean, next, n, err, errlen);
@@ -57,10 +57,14 @@ func shuffledp_run(role, request *C.char, theta0 *C.double, n C.longlong,
 		fns.theta0 = append([]float64(nil), unsafe.Slice((*float64)(unsafe.Pointer(theta0)), int(n))...)
 	}
 	if client != nil {
-		fns.client = func(c int64, params, update []float64) error {
+		fns.client = func(c int64, examples []int, params, update []float64) error {
 			buf := (*C.char)(C.calloc(errLen, 1))
 			defer C.free(unsafe.Pointer(buf))
-			if rc := C.call_client(client, ctx, C.longlong(c), (*C.double)(unsafe.Pointer(&params[0])), (*C.double)(unsafe.Pointer(&update[0])), C.longlong(len(update)), buf, errLen); rc != 0 {
+			ex := make([]int64, len(examples)+1) // never empty: &ex[0] exists
+			for i, e := range examples {
+				ex[i] = int64(e)
+			}
+			if rc := C.call_client(client, ctx, C.longlong(c), (*C.longlong)(unsafe.Pointer(&ex[0])), C.longlong(len(examples)), (*C.double)(unsafe.Pointer(&params[0])), (*C.double)(unsafe.Pointer(&update[0])), C.longlong(len(update)), buf, errLen); rc != 0 {
 				return callbackErr(buf)
 			}
 			return nil

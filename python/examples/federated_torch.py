@@ -107,15 +107,32 @@ def init():
     return torch.nn.utils.parameters_to_vector(m.parameters()).detach().numpy()
 
 
-def client_update(params, client):
-    """Client `client`'s update: the gradient of the cross-entropy on its own
-    example (training example `client`) at the round's parameters. It sees
-    nothing else: the library clips, randomizes and seals it."""
+def gradient(m, x, y):
+    """The gradient of the mean cross-entropy of m on (x, y), flat."""
+    loss = torch.nn.functional.cross_entropy(m(x), y)
+    return torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, list(m.parameters()))])
+
+
+def client_update(params, client, examples):
+    """Client `client`'s update on its own examples (the training examples
+    the run's partition deals it: example `client` by default) at the
+    round's parameters: the gradient of their mean cross-entropy, or with
+    --local-steps E > 1 the pseudo-gradient (w_0 - w_E) / (E local_lr) of E
+    full-batch local steps, as the Go clients compute it. It sees nothing
+    else: the library clips, randomizes and seals it."""
+    cfg = config()
     m = model_at(params)
     x, y = mnist("train")
-    loss = torch.nn.functional.cross_entropy(m(x[client:client + 1]), y[client:client + 1])
-    grads = torch.autograd.grad(loss, list(m.parameters()))
-    return torch.cat([g.reshape(-1) for g in grads]).numpy()
+    idx = torch.as_tensor(examples)
+    x, y = x[idx], y[idx]
+    if cfg["local_steps"] <= 1:
+        return gradient(m, x, y).numpy()
+    w0 = torch.as_tensor(params, dtype=torch.float64)
+    w = w0.clone()
+    for _ in range(cfg["local_steps"]):
+        w = w - cfg["local_lr"] * gradient(m, x, y)
+        torch.nn.utils.vector_to_parameters(w, m.parameters())
+    return ((w0 - w) / (cfg["local_steps"] * cfg["local_lr"])).detach().numpy()
 
 
 def server_update(params, aggregate):
@@ -158,6 +175,10 @@ def main(argv=None):
     ap.add_argument("--target-epsilon", type=float, help="stop before the round that would exceed it")
     ap.add_argument("--eval-every", type=int, default=0, help="evaluate every this many rounds (0: every epoch)")
     ap.add_argument("--test-size", type=int, default=0, help="evaluate on the first this many test examples (0: all)")
+    ap.add_argument("--examples-per-client", type=int, default=1, help="M: training examples each client holds")
+    ap.add_argument("--partition", default="index", help="index, iid, dirichlet:ALPHA or shards:S (Go deals them)")
+    ap.add_argument("--local-steps", type=int, default=1, help="E: full-batch local steps of each client")
+    ap.add_argument("--local-lr", type=float, default=0, help="the local steps' rate (0: --lr)")
     ap.add_argument("--client-processes", type=int, default=1, help="client processes sharing the clients")
     ap.add_argument("--round-timeout", default="1m", help="the shuffler's round deadline")
     ap.add_argument("--data-dir", default="data/mnist-cache", help="MNIST's IDX files (shuffledp data fetch mnist)")
@@ -168,10 +189,12 @@ def main(argv=None):
         if not (os.path.exists(p) or os.path.exists(p + ".gz")):
             ap.error(f"{p} is missing: shuffledp data fetch mnist --dir {a.data_dir}")
     cfg = {"data_dir": os.path.abspath(a.data_dir), "model": a.model, "lr": a.lr, "test_size": a.test_size,
-           "seed": a.seed}
+           "seed": a.seed, "local_steps": a.local_steps, "local_lr": a.local_lr or a.lr}
     flags = {k: getattr(a, k) for k in ("randomizer", "eps0", "sigma", "clip", "clip_norm", "linf_clip",
                                         "participation", "rate", "delta", "target_epsilon", "eval_every",
-                                        "client_processes", "round_timeout")}
+                                        "client_processes", "round_timeout", "examples_per_client", "partition",
+                                        "local_steps", "local_lr")}
+    flags["data_dir"] = os.path.abspath(a.data_dir)  # Go reads the labels of a partition by label
     start = time.time()
 
     def line(r):

@@ -9,9 +9,11 @@ of the script being run):
 
 - ``init() -> params``: the initial parameters theta_0, a flat vector of D
   numbers (called once, in the server process);
-- ``client_update(params, client) -> update``: the update of one client (its
-  index ``client``) at the round's published parameters; the library clips
-  it, applies the run's randomizer, seals it to the server and submits it,
+- ``client_update(params, client) -> update``, or ``client_update(params,
+  client, examples)``: the update of one client (its index ``client``; with
+  a third parameter, also the indices of the examples the run's partition
+  deals it, ``--examples-per-client`` and ``--partition``) at the round's
+  published parameters; the library clips it, applies the run's randomizer, seals it to the server and submits it,
   exactly as ``shuffledp client`` does with a Go model's gradient. It is
   called in a client process, for that process's sampled clients only, and
   sees nothing of any other client;
@@ -43,6 +45,7 @@ import array
 import ctypes
 import importlib
 import importlib.util
+import inspect
 import json
 import math
 import os
@@ -67,8 +70,8 @@ class FederatedError(_lib.ShuffleDPError):
 
 
 _P = ctypes.POINTER(ctypes.c_double)
-_CLIENT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_longlong, _P, _P, ctypes.c_longlong,
-                              ctypes.c_void_p, ctypes.c_longlong)
+_CLIENT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_longlong, ctypes.POINTER(ctypes.c_longlong),
+                              ctypes.c_longlong, _P, _P, ctypes.c_longlong, ctypes.c_void_p, ctypes.c_longlong)
 _SERVER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _P, _P, _P, ctypes.c_longlong, ctypes.c_void_p,
                               ctypes.c_longlong)
 _EVAL_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _P, ctypes.c_longlong, _P, ctypes.c_void_p,
@@ -179,6 +182,21 @@ def _resolve(ref: Dict[str, str]) -> Callable[..., Any]:
     return fn
 
 
+def _takes(fn: Callable[..., Any], n: int) -> bool:
+    """Whether fn accepts n positional arguments."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    count = 0
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            return True
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return count >= n
+
+
 class App:
     """The model's arithmetic: ``init``, ``client_update``, ``server_update``
     and optionally ``evaluate`` (see the module's documentation). Each must be
@@ -188,6 +206,7 @@ class App:
     def __init__(self, init: Callable[[], Any], client_update: Callable[[Any, int], Any],
                  server_update: Callable[[Any, Any], Any], evaluate: Optional[Callable[[Any], Any]] = None):
         self.init, self.client_update, self.server_update, self.evaluate = init, client_update, server_update, evaluate
+        self.client_takes_examples = _takes(client_update, 3)
         self._refs = {"init": _ref(init, "init"), "client_update": _ref(client_update, "client_update"),
                       "server_update": _ref(server_update, "server_update")}
         if evaluate is not None:
@@ -212,9 +231,12 @@ def _callbacks(app: Optional[App]) -> Dict[str, Any]:
     if app is None:
         return {"client": _CLIENT_FN(), "server": _SERVER_FN(), "eval": _EVAL_FN()}
 
-    def client(_ctx, c, params, update, n, err, errlen):
+    def client(_ctx, c, examples, nexamples, params, update, n, err, errlen):
         try:
-            _write(update, _flat(app.client_update(_vector(params, n), int(c)), _ROLE_FUNCTIONS["client_update"]), n,
+            args = (_vector(params, n), int(c))
+            if app.client_takes_examples:
+                args += ([int(examples[i]) for i in range(nexamples)],)
+            _write(update, _flat(app.client_update(*args), _ROLE_FUNCTIONS["client_update"]), n,
                    _ROLE_FUNCTIONS["client_update"])
             return 0
         except BaseException as e:  # noqa: BLE001 - every failure goes back to Go, named
@@ -395,8 +417,10 @@ def up(app: App, *, state: str, clients: int, sample: int, rounds: Optional[int]
     flag of ``shuffledp up`` with ``_`` for ``-`` (``randomizer``, ``eps0``,
     ``clip``, ``clip_norm``, ``sigma``, ``delta``, ``target_epsilon``,
     ``eval_every``, ``round_timeout``, ``release_when_complete``,
-    ``client_processes``, ...; ``--model`` is external, the data the client
-    function's). A rerun with the same state directory resumes; a finished
+    ``client_processes``, ``examples_per_client``, ``partition``,
+    ``local_steps``, ...; ``--model`` is external, the data the client
+    function's: ``data_dir`` is read only for the labels of a partition by
+    label). A rerun with the same state directory resumes; a finished
     run returns at once. on_eval hears every evaluation record (a dict: one
     line of DIR/metrics.jsonl: ``round``, ``test_accuracy``, ``epsilon`` the
     ledger's, ...) as it is written; the records of this call are returned.
@@ -411,8 +435,8 @@ def up(app: App, *, state: str, clients: int, sample: int, rounds: Optional[int]
         if "epochs" in flags:
             raise TypeError("give rounds or epochs, not both")
         flags["epochs"] = rounds * sample / clients
-    if "model" in flags or "data_dir" in flags:
-        raise TypeError("model and data_dir are the App's: the model is external, the data the client function's")
+    if "model" in flags:
+        raise TypeError("model is the App's: the model is external")
     args = [f"--state={state}", f"--clients={clients}", f"--sample={sample}"] + _flags(flags)
     pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     extra_env = env

@@ -29,8 +29,8 @@ def init():
     return [0.0] * D
 
 
-def client_update(params, client, *rest):
-    _log(fn="client_update", client=client, n=len(params), extra=len(rest))
+def client_update(params, client, examples):
+    _log(fn="client_update", client=client, n=len(params), examples=examples)
     bad = os.environ.get("FEDAPP_BAD", "")
     if bad == "short":
         return [0.0] * (D - 2)
@@ -40,6 +40,10 @@ def client_update(params, client, *rest):
         raise ValueError("no data for client %d" % client)
     t = target(client)
     return [params[j] - t[j] for j in range(D)]
+
+
+def two_argument_update(params, client):
+    return [0.0] * len(params)
 
 
 def server_update(params, aggregate, *rest):

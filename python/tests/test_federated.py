@@ -61,11 +61,35 @@ def test_up_trust_boundary_and_ledger(tmp_path):
     for c in clients:
         assert c["argv"][0] == "client"
         lo, hi = map(int, flag(c["argv"], "clients").split(":"))
-        assert lo <= c["client"] < hi and c["n"] == fedapp.D and c["extra"] == 0
+        assert lo <= c["client"] < hi and c["n"] == fedapp.D and c["examples"] == [c["client"]]
     # A finished run's second call returns at once, with nothing new.
     assert federated.up(APP, state=state, clients=12, sample=4, rounds=3, randomizer="r2", eps0=4, clip=1,
                         eval_every=1, release_when_complete=True, client_processes=2, dataset="synthetic",
                         env={"FEDAPP_LOG": str(logs)}) == []
+
+
+def test_examples_per_client(tmp_path):
+    """--examples-per-client and --partition pass through: the client function
+    gets the examples the partition deals its client, the same every round,
+    disjoint across clients."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    federated.up(APP, state=str(tmp_path / "run"), clients=8, sample=4, rounds=2, randomizer="r2", eps0=4, clip=1,
+                 release_when_complete=True, dataset="synthetic", examples_per_client=3, partition="iid",
+                 env={"FEDAPP_LOG": str(logs)})
+    held = {}
+    for c in calls(str(logs)):
+        if c["fn"] == "client_update":
+            assert held.setdefault(c["client"], c["examples"]) == c["examples"]
+    assert len(held) >= 4
+    flat = [e for ex in held.values() for e in ex]
+    assert all(len(ex) == 3 for ex in held.values()) and len(set(flat)) == len(flat)
+    assert all(0 <= e < 24 for e in flat)
+
+
+def test_client_function_arity():
+    assert federated.App(fedapp.init, fedapp.client_update, fedapp.server_update).client_takes_examples
+    assert not federated.App(fedapp.init, fedapp.two_argument_update, fedapp.server_update).client_takes_examples
 
 
 @pytest.mark.parametrize("bad,want", [
@@ -96,7 +120,7 @@ def test_app_needs_top_level_functions():
 def test_up_refuses_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="rounds must be a positive integer"):
         federated.up(APP, state=str(tmp_path), clients=4, sample=2, rounds=0)
-    with pytest.raises(TypeError, match="model and data_dir"):
+    with pytest.raises(TypeError, match="model is the App's"):
         federated.up(APP, state=str(tmp_path), clients=4, sample=2, rounds=1, model="cnn")
     with pytest.raises(federated.FederatedError, match="eps0 must be positive"):
         federated.up(APP, state=str(tmp_path / "x"), clients=4, sample=2, rounds=1, randomizer="rinf", eps0=-1)

@@ -55,6 +55,22 @@ def test_federated_torch_example(tmp_path):
     assert "equal to the last line's" in p.stderr
 
 
+def test_federated_torch_example_examples_per_client(tmp_path):
+    """--examples-per-client 4 --partition shards:2 (Go reads the IDX labels to
+    deal them) --local-steps 2: the run finishes and its epsilon is the
+    ledger's."""
+    data, state = tmp_path / "mnist", tmp_path / "run"
+    data.mkdir()
+    fake_mnist(str(data))
+    p = subprocess.run([sys.executable, EXAMPLE, "--state", str(state), "--clients", "16", "--sample", "8",
+                        "--rounds", "2", "--randomizer", "r2", "--eps0", "6", "--clip", "1", "--lr", "1",
+                        "--examples-per-client", "4", "--partition", "shards:2", "--local-steps", "2",
+                        "--data-dir", str(data)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    assert lines[-1]["round"] == 2 and lines[-1]["epsilon"] == federated.ledger(str(state))["epsilon"] > 0
+
+
 def read_labels(d):
     with open(os.path.join(d, "t10k-labels-idx1-ubyte"), "rb") as f:
         raw = f.read()
