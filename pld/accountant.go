@@ -92,7 +92,7 @@ func (c Composed) Epsilon(delta float64) (Interval, error) {
 	if err != nil {
 		return Interval{}, err
 	}
-	if c.Add.Pess == nil {
+	if c.Add.Pess == nil || (c.Add.Pess == c.Remove.Pess && c.Add.Opt == c.Remove.Opt) {
 		return r, nil
 	}
 	s, err := c.Add.Epsilon(delta)
@@ -130,11 +130,44 @@ func (a *Accountant) Epsilon(delta float64) (Interval, error) {
 	if b.Tail == 0 {
 		b.Tail = TailFor(delta, a.steps())
 	}
-	c, err := b.Compose()
+	c, err := b.compose(delta, false)
 	if err != nil {
 		return Interval{}, err
 	}
 	return c.Epsilon(delta)
+}
+
+// EpsilonLower composes the optimistic sides only and returns their
+// epsilon at delta, the larger over the two orders: Interval.Lower of
+// Epsilon, for half the work, and it fails only where the optimistic
+// PLD itself has mass at +inf of at least delta (then no finite epsilon
+// reaches delta for the pair: ErrDeltaTooSmall). Its truncation is
+// optimistic by construction (dropped mass), so it needs no tail budget
+// from delta; it uses the same TailFor as Epsilon.
+func (a *Accountant) EpsilonLower(delta float64) (float64, error) {
+	if !(delta > 0 && delta < 1) {
+		return 0, fmt.Errorf("pld: delta = %v, want 0 < delta < 1", delta)
+	}
+	b := *a
+	if b.Tail == 0 {
+		b.Tail = TailFor(delta, a.steps())
+	}
+	c, err := b.compose(delta, true)
+	if err != nil {
+		return 0, err
+	}
+	l, err := c.Remove.Opt.Epsilon(delta)
+	if err != nil {
+		return 0, err
+	}
+	if c.Add.Opt != c.Remove.Opt {
+		la, err := c.Add.Opt.Epsilon(delta)
+		if err != nil {
+			return 0, err
+		}
+		l = math.Max(l, la)
+	}
+	return l, nil
 }
 
 // steps returns the total number of steps of the events.
@@ -208,8 +241,16 @@ const (
 )
 
 // Compose builds every event's per-step PLDs on a common grid, composes
-// them, and returns the result.
+// them, and returns the result (untilted: its absolute error bounds are
+// plain L1 bounds; Epsilon tilts for its delta).
 func (a *Accountant) Compose() (Composed, error) {
+	return a.compose(0, false)
+}
+
+// compose composes the events. With delta > 0 the FFT convolutions are
+// tilted for a query at delta (chooseTilt, tilt.go); with optOnly only
+// the optimistic sides are composed (Pess is nil in the result).
+func (a *Accountant) compose(delta float64, optOnly bool) (Composed, error) {
 	h := a.Grid
 	if h == 0 {
 		var err error
@@ -227,56 +268,98 @@ func (a *Accountant) Compose() (Composed, error) {
 	if !(tail >= 0 && tail < 1e-6) {
 		return Composed{}, fmt.Errorf("pld: tail = %v, want 0 <= tail < 1e-6", tail)
 	}
-	var rem, add *Bracket
-	for _, e := range a.events {
+	n := len(a.events)
+	rs, ads := make([]Bracket, n), make([]Bracket, n)
+	counts := make([]int, n)
+	// symmetric: every event's two orders are the same pair; then one
+	// composition serves both.
+	symmetric := true
+	for i, e := range a.events {
 		r, ad, err := e.round(h)
 		if err != nil {
 			return Composed{}, fmt.Errorf("%s: %w", e.name(), err)
 		}
-		r, err = r.selfCompose(e.count(), tail)
-		if err != nil {
-			return Composed{}, err
+		if optOnly {
+			r.Pess, ad.Pess = nil, nil
 		}
-		ad, err = ad.selfCompose(e.count(), tail)
-		if err != nil {
-			return Composed{}, err
+		rs[i], ads[i], counts[i] = r, ad, e.count()
+		symmetric = symmetric && r.Pess == ad.Pess && r.Opt == ad.Opt
+	}
+	var tiltR, tiltA float64
+	if delta > 0 {
+		pick := func(b []Bracket) float64 {
+			steps := make([]*PLD, len(b))
+			for i := range b {
+				steps[i] = b[i].Pess
+				if optOnly {
+					steps[i] = b[i].Opt
+				}
+			}
+			return chooseTilt(steps, counts, delta)
 		}
-		if rem == nil {
-			rem, add = &r, &ad
-			continue
+		tiltR = pick(rs)
+		tiltA = tiltR
+		if !symmetric {
+			tiltA = pick(ads)
 		}
-		if *rem, err = rem.compose(r, tail); err != nil {
-			return Composed{}, err
+	}
+	chain := func(b []Bracket, tilt float64) (Bracket, error) {
+		var acc *Bracket
+		for i := range b {
+			r, err := b[i].selfCompose(counts[i], tail, tilt)
+			if err != nil {
+				return Bracket{}, err
+			}
+			if acc == nil {
+				acc = &r
+				continue
+			}
+			if *acc, err = acc.compose(r, tail, tilt); err != nil {
+				return Bracket{}, err
+			}
 		}
-		if *add, err = add.compose(ad, tail); err != nil {
+		return *acc, nil
+	}
+	rem, err := chain(rs, tiltR)
+	if err != nil {
+		return Composed{}, err
+	}
+	add := rem
+	if !symmetric {
+		if add, err = chain(ads, tiltA); err != nil {
 			return Composed{}, err
 		}
 	}
-	return Composed{Remove: *rem, Add: *add, Grid: h}, nil
+	return Composed{Remove: rem, Add: add, Grid: h}, nil
 }
 
-func (b Bracket) selfCompose(steps int, tail float64) (Bracket, error) {
-	p, err := b.Pess.selfCompose(steps, tail)
-	if err != nil {
+// selfCompose composes both sides (a nil side stays nil).
+func (b Bracket) selfCompose(steps int, tail, tilt float64) (Bracket, error) {
+	var out Bracket
+	var err error
+	if b.Pess != nil {
+		if out.Pess, err = b.Pess.selfCompose(steps, tail, tilt); err != nil {
+			return Bracket{}, err
+		}
+	}
+	if out.Opt, err = b.Opt.selfCompose(steps, tail, tilt); err != nil {
 		return Bracket{}, err
 	}
-	o, err := b.Opt.selfCompose(steps, tail)
-	if err != nil {
-		return Bracket{}, err
-	}
-	return Bracket{Pess: p, Opt: o}, nil
+	return out, nil
 }
 
-func (b Bracket) compose(c Bracket, tail float64) (Bracket, error) {
-	p, err := b.Pess.compose(c.Pess, tail)
-	if err != nil {
+func (b Bracket) compose(c Bracket, tail, tilt float64) (Bracket, error) {
+	var out Bracket
+	var err error
+	if b.Pess != nil {
+		if out.Pess, err = b.Pess.compose(c.Pess, tail, tilt); err != nil {
+			return Bracket{}, err
+		}
+	}
+	if out.Opt, err = b.Opt.compose(c.Opt, tail, tilt); err != nil {
 		return Bracket{}, err
 	}
-	o, err := b.Opt.compose(c.Opt, tail)
-	if err != nil {
-		return Bracket{}, err
-	}
-	return Bracket{Pess: p, Opt: o}, nil
+	return out, nil
 }
 
 // CloneShuffle returns the composed PLD of steps rounds of the subsampled
