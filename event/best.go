@@ -85,6 +85,9 @@ type BestResult struct {
 // Best costs one Account plus, when they apply, one approximate-DP
 // evaluation (milliseconds to about a second: the FMT20 numerical bound at
 // the delta splits KOV15 tries) and one PLD composition (0.05 to 2 s).
+//
+// Results are memoised (memo.go); each call returns its own copies of the
+// slices.
 func Best(events []Composed, delta float64, orders []float64) (BestResult, error) {
 	return BestWith(events, accounting.BoundBest, delta, orders)
 }
@@ -101,12 +104,21 @@ func BestWith(events []Composed, bound string, delta float64, orders []float64) 
 	if !IsBest(bound) {
 		return BestResult{}, fmt.Errorf("--bound %q is not a minimum over routes: use %s or %s", bound, accounting.BoundBest, BoundBestConjecture)
 	}
-	r, err := Account(events, bound, delta, orders)
-	if err != nil {
-		return BestResult{}, err
+	key := bound + "|" + memoKey(events, delta, orders)
+	b, ok := bestMemo.get(key)
+	if !ok {
+		r, err := Account(events, bound, delta, orders)
+		if err != nil {
+			return BestResult{}, err
+		}
+		b = BestOf(events, r, delta)
+		bestMemo.put(key, b)
 	}
-	return BestOf(events, r, delta), nil
+	b.Routes, b.Skipped = slices.Clone(b.Routes), slices.Clone(b.Skipped)
+	return b, nil
 }
+
+var bestMemo = newMemo[BestResult](16)
 
 // BestOf is Best given the RDP route's result r of the same events at the
 // same delta (Account or AccountCurves with "best", as a ledger computes it

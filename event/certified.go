@@ -145,11 +145,14 @@ func witnessEpsilon(events []Composed, delta float64, witness string) (float64, 
 	if added == 0 {
 		return 0, true, nil
 	}
-	iv, err := a.Epsilon(math.Min(delta*(1+certifiedDeltaSlack), 0.5*(1+delta)))
+	// Only the optimistic side is composed: it is the lower bound, and its
+	// truncation drops mass (optimistic by construction), so unlike the
+	// pessimistic side it needs no room under delta for truncated mass.
+	lo, err := a.EpsilonLower(math.Min(delta*(1+certifiedDeltaSlack), 0.5*(1+delta)))
 	if err != nil {
 		return 0, false, err
 	}
-	return math.Max(0, iv.Lower), true, nil
+	return math.Max(0, lo), true, nil
 }
 
 // mixPair turns log Mult(h) and the factors A(h), B(h) of the two inputs

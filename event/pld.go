@@ -42,10 +42,25 @@ type PLDResult struct {
 // mechanism) by pld.Accountant.AddSampledGaussian, the shuffle Gaussian
 // mechanisms by their proven pairs (addShuffleGaussian). Events of other
 // mechanisms give an error wrapping ErrNoDominatingPair. No rounds: 0.
+//
+// Results are memoised (pldMemo): `shuffledp account` asks for the same
+// composition up to three times (best, pld, certified).
 func PLD(events []Composed, delta float64) (PLDResult, error) {
 	if !(delta > 0 && delta < 1) {
 		return PLDResult{}, fmt.Errorf("--delta must be in (0,1), got %g", delta)
 	}
+	key := pldKey(events, delta)
+	if r, ok := pldMemo.get(key); ok {
+		return r, nil
+	}
+	r, err := pldCompute(events, delta)
+	if err == nil {
+		pldMemo.put(key, r)
+	}
+	return r, err
+}
+
+func pldCompute(events []Composed, delta float64) (PLDResult, error) {
 	rounds, err := countRounds(events)
 	if err != nil {
 		return PLDResult{}, err
@@ -165,3 +180,13 @@ func hasPLD(e Event) bool { return HasPLDRoute(e.Mechanism) }
 // the three shuffle Gaussian mechanisms), which Best then compares with the
 // others.
 func HasPLDRoute(m string) bool { return IsLDP(m) || m == SampledGaussian || IsGaussian(m) }
+
+// pldKey identifies a PLD query: the events in order (their %v form
+// round-trips every float) and the bits of delta.
+func pldKey(events []Composed, delta float64) string {
+	return memoKey(events, delta, nil)
+}
+
+// pldMemo keeps the last few PLD results (a PLD composition costs 0.05 to
+// 2 CPU-seconds; a result is a few numbers).
+var pldMemo = newMemo[PLDResult](16)
