@@ -148,8 +148,8 @@ func (p *PLD) truncate(tail float64) *PLD { return p.cut(tail, 0) }
 //
 // Tilted (tilt.go): the noise bound at loss l is noise e^{tilt (ref - l)}
 // (tiny at the top, large at the bottom), so the top is cut where the
-// plain mass is below tail plus that, and the bottom where the tilted
-// mass is below tail plus noise. On the pessimistic side the top goes to
+// plain mass is below tail plus that, and the bottom where the plain mass
+// is below tail or the tilted mass below noise. On the pessimistic side the top goes to
 // +inf with the error bound of those entries (absErr e^{tilt (ref - l)} at
 // the lowest loss moved: its absolute error is only bounded in the tilted
 // norm); the bottom is dropped and its tilted mass added to absErr
@@ -228,14 +228,18 @@ func (p *PLD) truncateTilted(tail, noise float64) *PLD {
 		}
 		p.inf = math.Min(1, (p.inf+moved*rel)*(1+2*ulp))
 	}
-	st := 0.0
+	// Bottom: while the plain mass is within the tail (the untilted
+	// rule) or the tilted mass within the noise (round-off left below the
+	// bulk, large in plain terms).
+	st, sp := 0.0, 0.0
 	a := 0
 	for a < z-1 {
 		v := p.mass[a] * weight(loss(a), 1)
-		if st+v > tail+noise {
+		if sp+p.mass[a] > tail && st+v > noise {
 			break
 		}
 		st += v
+		sp += p.mass[a]
 		a++
 	}
 	if p.side == Pessimistic && a > 0 {
@@ -248,7 +252,7 @@ func (p *PLD) truncateTilted(tail, noise float64) *PLD {
 
 // directBudget: convolutions with at most this many multiply-adds are done
 // directly (exact up to a relative error per entry), larger ones by FFT.
-const directBudget = 1 << 22
+const directBudget = 1 << 25
 
 // convolve returns a*b (non-negative inputs), a relative error bound on
 // every entry and an absolute error bound: L1 when s is nil, in the
@@ -361,14 +365,52 @@ func nnz(x []float64) int {
 }
 
 // convolveDirect is the schoolbook convolution of non-negative vectors,
-// skipping the zeros of a.
+// skipping the zeros of a. Rows of a are taken four at a time, each entry
+// of c receiving the four products in the row order of the one-row loop,
+// so the sums are rounded exactly as there (a zero row adds 0 exactly).
 func convolveDirect(a, b []float64) (c []float64, rel, abs float64) {
 	c = make([]float64, len(a)+len(b)-1)
-	for i, x := range a {
+	nb := len(b)
+	i := 0
+	if nb >= 4 {
+		for ; i+4 <= len(a); i += 4 {
+			x0, x1, x2, x3 := a[i], a[i+1], a[i+2], a[i+3]
+			if x0 == 0 && x1 == 0 && x2 == 0 && x3 == 0 {
+				continue
+			}
+			ci := c[i : i+nb+3]
+			// Entries i..i+2 get only the rows that reach them.
+			ci[0] += x0 * b[0]
+			ci[1] += x0 * b[1]
+			ci[1] += x1 * b[0]
+			ci[2] += x0 * b[2]
+			ci[2] += x1 * b[1]
+			ci[2] += x2 * b[0]
+			body := ci[3:nb]
+			b0, b1, b2, b3 := b[3:nb], b[2:nb-1], b[1:nb-2], b[:nb-3]
+			for m := range body {
+				s := body[m]
+				s += x0 * b0[m]
+				s += x1 * b1[m]
+				s += x2 * b2[m]
+				s += x3 * b3[m]
+				body[m] = s
+			}
+			// Entries past the first row's end.
+			ci[nb] += x1 * b[nb-1]
+			ci[nb] += x2 * b[nb-2]
+			ci[nb] += x3 * b[nb-3]
+			ci[nb+1] += x2 * b[nb-1]
+			ci[nb+1] += x3 * b[nb-2]
+			ci[nb+2] += x3 * b[nb-1]
+		}
+	}
+	for ; i < len(a); i++ {
+		x := a[i]
 		if x == 0 {
 			continue
 		}
-		ci := c[i : i+len(b)]
+		ci := c[i : i+nb]
 		for j, y := range b {
 			ci[j] += x * y
 		}
