@@ -36,7 +36,11 @@
 //     (a Composed, with Epsilon and Delta). Events may differ; the grid
 //     is chosen for all of them (AutoGrid) unless Options.Grid is set.
 //     The two orders of a neighbouring pair are composed separately and
-//     the larger epsilon is reported.
+//     the larger epsilon is reported. Epsilon(delta) tilts the FFT
+//     convolutions for delta (tilt.go: the round-off is bounded in a
+//     weighted norm and charged to Delta about delta-fold smaller, which
+//     keeps the route usable at T = 1e6, delta = 1e-12); EpsilonLower
+//     composes the optimistic side alone.
 //     AddGaussian (sensitivity 1, noise sigma; symmetric) and
 //     AddSampledGaussian (Poisson rate q, add-remove: the remove order
 //     (1-q) N(0, s^2) + q N(1, s^2) vs N(0, s^2), the add order the
