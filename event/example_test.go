@@ -60,8 +60,8 @@ func Example_adjacency() {
 		fmt.Printf("%s x%d: best %.4f (%s, %s); best-conjecture %.4f (conjecture %v)\n", e, steps, r.Epsilon, r.Winner, r.Adjacency, c.Epsilon, c.Conjecture)
 	}
 	// Output:
-	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.86, adjacency=zero-out) x1000: best 5.6180 (pld, zero-out); best-conjecture 3.4969 (conjecture true)
-	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.86, adjacency=replace-one) x1000: best 5.6180 (pld, replace-one); best-conjecture 3.4969 (conjecture true)
+	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.86, adjacency=zero-out) x1000: best 5.6117 (pld, zero-out); best-conjecture 3.4969 (conjecture true)
+	// subsampled-shuffle-gaussian(n=60000, k=60, sigma=0.86, adjacency=replace-one) x1000: best 5.6117 (pld, replace-one); best-conjecture 3.4969 (conjecture true)
 	// shuffle-gaussian(n=60000, sigma=9.48, adjacency=zero-out) x1: best 0.3611 (pld, zero-out); best-conjecture 0.0090 (conjecture true)
 	// shuffle-gaussian(n=60000, sigma=9.48, adjacency=replace-one) x1: best 0.7692 (pld, replace-one); best-conjecture 0.0090 (conjecture true)
 }
