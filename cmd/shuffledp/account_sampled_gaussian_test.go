@@ -213,7 +213,7 @@ func TestCalibrateSampledGaussian(t *testing.T) {
 		{[]string{"--n", "60000", "--k", "60", "--steps", "3000"}, "sigma"},
 		{[]string{"--sigma", "1.1", "--steps", "14063"}, "rate"},
 	} {
-		// best-no-pld: the first, exact stage of "best" (TestCalibrateBestPLD
+		// best-no-pld: the first, exact stage of "best" (calibration.TestCalibrateBestPLD
 		// covers the PLD stage at small T; PLD at T = 14063 is seconds an
 		// evaluation).
 		args := append([]string{"--mechanism", "sampled-gaussian", "--delta", "1e-5", "--epsilon", "3", "--solve", c.solve, "--json",

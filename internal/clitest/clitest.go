@@ -3,9 +3,10 @@
 // runs, lifecycle, browsers): such a package's TestMain calls Main, which
 // builds cmd/shuffledp once with `go build` into a temporary directory, and
 // its tests start the binary with Command or run a subcommand to its end
-// with Run. Keeping those tests in packages of their own (cmd/shuffledp/e2e,
-// cmd/shuffledp/browser) keeps each package's test time well within go
-// test's per-package timeout on a busy machine.
+// with Run. Keeping those tests in packages of their own
+// (cmd/shuffledp/e2e, cmd/shuffledp/browser, cmd/shuffledp/calibration)
+// keeps each package's test time well within go test's per-package timeout
+// on a busy machine.
 package clitest
 
 import (
