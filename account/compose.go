@@ -170,7 +170,11 @@ func DeltaOf(events []event.Composed, bound string, epsilon float64, orders []fl
 		}
 		rounds += c.Count
 	}
-	s := Statement{Bound: bound, Epsilon: epsilon, Kind: accounting.KindUpper, Route: event.RouteRDP, Rounds: rounds,
+	label := bound
+	if label == "" || label == accounting.BoundBest {
+		label = BoundRDPBest // the RDP route alone: "best" is printed only for best
+	}
+	s := Statement{Bound: label, Epsilon: epsilon, Kind: accounting.KindUpper, Route: event.RouteRDP, Rounds: rounds,
 		Adjacency: event.ComposedAdjacency(events)}
 	if rounds == 0 {
 		return s, nil // nothing composed: delta 0

@@ -84,6 +84,9 @@ type Config struct {
 	// (its --delta and --target-epsilon; the train flags' values): the
 	// shuffler refuses a server whose run disagrees.
 	Delta, TargetEpsilon float64
+	// Bound is passed to the shuffler as its --bound (the train flags'
+	// bound; "": the shuffler's default, best).
+	Bound string
 	// Adjacency is passed to the shuffler as its --adjacency (the train
 	// flags' relation, so the shuffler accepts the run it is started for;
 	// "": the shuffler's default).
@@ -248,6 +251,9 @@ func Up(ctx context.Context, cfg Config) error {
 		"--target-epsilon=" + strconv.FormatFloat(cfg.TargetEpsilon, 'g', -1, 64)}
 	if cfg.Adjacency != "" {
 		shArgs = append(shArgs, "--adjacency="+cfg.Adjacency)
+	}
+	if cfg.Bound != "" {
+		shArgs = append(shArgs, "--bound="+cfg.Bound)
 	}
 	if cfg.Metrics {
 		shArgs = append(shArgs, "--metrics-listen=127.0.0.1:0", "--metrics-addr-file="+shufMetricsFile)

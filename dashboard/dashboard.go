@@ -108,7 +108,10 @@ type State struct {
 	Epsilon *float64 `json:"epsilon"`
 	// EpsilonText is Epsilon printed as every epsilon is (rounded up,
 	// internal/directed; "" when nil): the page shows it, not Epsilon.
-	EpsilonText   string  `json:"epsilon_text,omitempty"`
+	EpsilonText string `json:"epsilon_text,omitempty"`
+	// EpsilonLabel names the statement (metrics.Label: the bound, the
+	// route attaining it, CONJECTURE when it rests on one).
+	EpsilonLabel  string  `json:"epsilon_label,omitempty"`
 	Delta         float64 `json:"delta"`
 	TargetEpsilon float64 `json:"target_epsilon"`
 	// LedgerRounds are the rounds that epsilon accounts for.

@@ -51,6 +51,7 @@ func (s *ServerBoard) Evaluated(rec metrics.Record) {
 			st.Released = rec.Round
 		}
 		st.Epsilon, st.EpsilonText, st.Delta, st.EvalSet = e.Epsilon, e.EpsilonText, rec.Delta, rec.EvalSet
+		st.EpsilonLabel = rec.Label()
 		if rec.LedgerRounds != nil {
 			st.LedgerRounds = *rec.LedgerRounds
 		}
@@ -124,6 +125,15 @@ func (s *ShufflerBoard) Ledger(epsilon float64, rounds int64) {
 		st.Epsilon, st.LedgerRounds, st.Released = finite(epsilon), rounds, int(rounds)
 		st.EpsilonText = epsilonText(st.Epsilon)
 	})
+}
+
+// EpsilonLabel sets the name of the ledger's statement
+// (ledger.Statement.Label) shown beside its epsilon.
+func (s *ShufflerBoard) EpsilonLabel(label string) {
+	if s == nil {
+		return
+	}
+	s.b.update(func(st *State) { st.EpsilonLabel = label })
 }
 
 // Released records a released round: its batch of reports (dummies of

@@ -324,8 +324,12 @@ func (o ServerOutcome) WriteEnd(w io.Writer, delta float64) error {
 	if o.Last.Neighbouring == training.NeighbouringClient {
 		unit = " (" + training.ClientLevelNote + ")"
 	}
+	eps := metrics.FormatUpper(o.Last.Epsilon, 4)
+	if l := o.Last.Label(); l != "" && o.Last.Epsilon != nil {
+		eps += " by " + l
+	}
 	_, err := fmt.Fprintf(w, "stopped (%s) after round %d (epoch %.4g): test accuracy %s, epsilon %s at delta %g%s\n",
-		o.Reason, o.Last.Round, o.Last.Epoch, metrics.Format(o.Last.TestAccuracy, "%.4f"), metrics.FormatUpper(o.Last.Epsilon, 4), delta, unit)
+		o.Reason, o.Last.Round, o.Last.Epoch, metrics.Format(o.Last.TestAccuracy, "%.4f"), eps, delta, unit)
 	return err
 }
 

@@ -127,7 +127,7 @@ func OpenServer(ctx context.Context, c ServerConfig) (_ *Server, err error) {
 		}
 	}()
 	ncfg := c.Node
-	ncfg.Dir, ncfg.Delta, ncfg.TargetEpsilon = s.Session.Dir(), cfg.Delta, cfg.TargetEpsilon
+	ncfg.Dir, ncfg.Delta, ncfg.TargetEpsilon, ncfg.Bound = s.Session.Dir(), cfg.Delta, cfg.TargetEpsilon, cfg.Bound
 	if l := s.Session.Ledger(); l != nil {
 		// The loop records every batch it takes there; the node refuses
 		// one that contradicts the record (a second shuffler) and tells

@@ -23,8 +23,14 @@ func TestLedgerBestUsesEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := event.BestOf(one, rdpRes, 1e-5, event.RouteApproxDP)
-	if want.Route != event.RouteApproxDP || !(want.Epsilon < 0.02) {
+	if !(rdpRes.Epsilon > 0.02) {
+		t.Fatalf("setting no longer separates the routes: RDP %+v", rdpRes)
+	}
+	want, err := event.Best(one, 1e-5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Route == event.RouteRDP || !(want.Epsilon < 0.02) {
 		t.Fatalf("setting no longer separates the routes: %+v", want)
 	}
 	l, err := Open(ctx, NewMemoryStore(), "best", Options{Delta: 1e-5, Target: 0.02})

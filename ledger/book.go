@@ -19,17 +19,43 @@ type book struct {
 	groups  []event.Composed          // distinct events, in order of first appearance by round
 	keys    []string                  // EncodeEvent of each group's event
 	curves  map[string]accounting.RDP // memoized, by key
-	allow   *pldAllowance             // the PLD route's stop under "best" (pldstop.go)
+
+	// costlyCache holds the costly routes of recent checkpoint
+	// compositions (statement.go); costlyEvals counts their evaluations.
+	costlyCache map[string]costlyRoutes
+	costlyEvals int
+	// stmt is the explained statement of the entries at stmtDelta, valid
+	// while stmtRounds equals the number of entries (-1: none).
+	stmt       Statement
+	stmtRounds int
+	stmtDelta  float64
 }
 
 func newBook(info RunInfo) *book {
-	return &book{info: info, byRound: map[int64]int{}, curves: map[string]accounting.RDP{}}
+	return &book{info: info, byRound: map[int64]int{}, curves: map[string]accounting.RDP{},
+		costlyCache: map[string]costlyRoutes{}, stmtRounds: -1}
+}
+
+// current returns the explained statement of the book's entries at delta,
+// computed once per number of entries (the ledger's once-per-round
+// epsilon).
+func (b *book) current(delta float64) (Statement, error) {
+	if b.stmtRounds == len(b.entries) && b.stmtDelta == delta {
+		return b.stmt, nil
+	}
+	s, err := b.statement(b.groups, delta, true)
+	if err != nil {
+		return Statement{}, err
+	}
+	b.stmt, b.stmtRounds, b.stmtDelta = s, len(b.entries), delta
+	return s, nil
 }
 
 // load replaces the entries (in round order, as a Store returns them).
 func (b *book) load(entries []Entry) error {
 	b.entries = b.entries[:0]
 	b.byRound = make(map[int64]int, len(entries))
+	b.stmtRounds = -1
 	for _, e := range entries {
 		if e.Run != b.info.Run {
 			return fmt.Errorf("%w: entry of run %q in run %q", ErrCorrupt, e.Run, b.info.Run)
@@ -139,29 +165,6 @@ func (b *book) result(groups []event.Composed, delta float64, explain bool) (eve
 		return event.Result{}, fmt.Errorf("privacy accounting of run %q: %w", b.info.Run, err)
 	}
 	return r, nil
-}
-
-// guarantee is result's (epsilon, delta) statement; under "best", when
-// the RDP route's epsilon exceeds above (a target; 0 means never), the
-// smaller of it and the approximate-DP route of event.BestOf (identical
-// rounds), so that a debit is refused only when both exceed the target.
-// That route costs milliseconds to a second, so it is consulted only where
-// it can change a decision. Where both exceed the target, the PLD route's
-// allowance (pldstop.go: one search per run, not a PLD evaluation per
-// round) may still allow the groups; `ledger show --accountant` re-accounts
-// a ledger by every route.
-func (b *book) guarantee(groups []event.Composed, delta, above float64) (accounting.Guarantee, error) {
-	r, err := b.result(groups, delta, false)
-	if err != nil || b.info.Bound != accounting.BoundBest || above == 0 || r.Epsilon <= above {
-		return r.Guarantee, err
-	}
-	g := event.BestOf(groups, r, delta, event.RouteApproxDP).Guarantee
-	if g.Epsilon > above {
-		if p, ok := b.pldGuarantee(groups, delta, above); ok && p.Epsilon < g.Epsilon {
-			return p, nil
-		}
-	}
-	return g, nil
 }
 
 // sameAdjacency refuses an event that would change the neighbouring

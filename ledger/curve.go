@@ -54,16 +54,31 @@ type winnerCurve interface {
 
 // memoWinnerCurve is a memoCurve over a winnerCurve: it forwards RDPWinner
 // to the source, so that event.AccountCurves names the winner of "best"
-// as it does for the bare curve.
+// as it does for the bare curve, memoized too (the ledger names the
+// winner of its statement every round).
 type memoWinnerCurve struct {
 	*memoCurve
-	w winnerCurve
+	w       winnerCurve
+	winners map[float64]memoWinner
 }
 
-// RDPWinner forwards the source's winner (not memoized: only a summary
-// asks for it, once per order).
+type memoWinner struct {
+	v    float64
+	name string
+	err  error
+}
+
+// RDPWinner returns the source's value and winner at order, evaluating
+// them on first use.
 func (c memoWinnerCurve) RDPWinner(order float64) (float64, string, error) {
-	return c.w.RDPWinner(order)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.winners[order]; ok {
+		return m.v, m.name, m.err
+	}
+	v, name, err := c.w.RDPWinner(order)
+	c.winners[order] = memoWinner{v, name, err}
+	return v, name, err
 }
 
 // memoize returns src memoized: a memoWinnerCurve if src names its winner,
@@ -71,7 +86,7 @@ func (c memoWinnerCurve) RDPWinner(order float64) (float64, string, error) {
 func memoize(src accounting.RDP) accounting.RDP {
 	m := newMemoCurve(src)
 	if w, ok := src.(winnerCurve); ok {
-		return memoWinnerCurve{m, w}
+		return memoWinnerCurve{m, w, map[float64]memoWinner{}}
 	}
 	return m
 }

@@ -18,8 +18,8 @@ func Example() {
 	store := ledger.NewMemoryStore() // ledger.OpenSQLite for a durable one
 	round := event.Event{Mechanism: "subsampled-shuffle", N: 60000, K: 1000, Eps0: 2}
 
-	// The target: what two rounds cost.
-	two, err := event.Epsilon([]event.Composed{{Event: round, Count: 2}}, "", 1e-5, nil)
+	// The target: what two rounds cost (`account --bound best --steps 2`).
+	two, err := event.Best([]event.Composed{{Event: round, Count: 2}}, 1e-5, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 )
 
@@ -63,22 +64,40 @@ func OnlyRun(ctx context.Context, store Store) (string, error) {
 // Routes a Summary can be re-accounted by (Summary.Reaccount; `ledger show
 // --accountant`).
 const (
-	// AccountantRDP is the run's RDP bound, as the ledger prices rounds.
+	// AccountantLedger is the run's statement as its ledger computes it
+	// (Statement: what the run's metrics, dashboard and stop used): the
+	// default.
+	AccountantLedger = "ledger"
+	// AccountantRDP is the RDP route of the run's bound alone.
 	AccountantRDP = "rdp"
 	// AccountantPLD is the PLD accountant's certified upper end (event.PLD).
 	AccountantPLD = "pld"
-	// AccountantBest is the minimum over every route (event.Best).
+	// AccountantBest is event.BestWith of the run's best bound ("best", or
+	// "best-conjecture" for a run that opted in) at the run's own rounds,
+	// every route evaluated there (the ledger evaluates its costly routes at
+	// a checkpoint, Checkpoint): what `account --bound best` prints.
 	AccountantBest = "best"
 )
 
 // Reaccount replaces s's statement by the accountant's over the same
 // stored events and delta (ledger entries are events, so any route can
-// re-account them): AccountantRDP leaves s as the ledger computed it,
-// AccountantPLD sets event.PLD's upper end, AccountantBest event.Best's
+// re-account them): AccountantLedger (or "") leaves s as the ledger
+// computed it, AccountantRDP sets the RDP route of the run's bound,
+// AccountantPLD event.PLD's upper end, AccountantBest event.BestWith's
 // minimum, whose routes it returns. Errors name --accountant.
 func (s *Summary) Reaccount(accountant string) ([]event.RouteResult, error) {
 	switch accountant {
+	case AccountantLedger, "":
+		return nil, nil
 	case AccountantRDP:
+		if s.Rounds == 0 {
+			return nil, nil
+		}
+		r, err := event.Account(s.Events, s.Bound, s.Delta, s.Orders)
+		if err != nil {
+			return nil, fmt.Errorf("--accountant rdp: %w", err)
+		}
+		s.set(r.Guarantee, event.RouteRDP, r.Winner, r.Conjecture, r.Assumption)
 		return nil, nil
 	case AccountantPLD:
 		if s.Rounds == 0 {
@@ -88,20 +107,32 @@ func (s *Summary) Reaccount(accountant string) ([]event.RouteResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--accountant pld: %w", err)
 		}
-		s.Epsilon, s.Order, s.Conversion, s.AtGridEdge, s.Bound, s.Winner, s.Route = r.Upper, 0, "", false, event.BoundPLD, "", event.RoutePLD
+		s.set(accounting.Guarantee{Epsilon: r.Upper, Delta: s.Delta}, event.RoutePLD, event.BoundPLD, false, "")
+		s.Bound = event.BoundPLD
 		return nil, nil
 	case AccountantBest:
 		if s.Rounds == 0 {
 			return nil, nil
 		}
-		r, err := event.Best(s.Events, s.Delta, nil)
+		bound := accounting.BoundBest
+		if s.Bound == event.BoundBestConjecture {
+			bound = s.Bound
+		}
+		r, err := event.BestWith(s.Events, bound, s.Delta, s.Orders)
 		if err != nil {
 			return nil, fmt.Errorf("--accountant best: %w", err)
 		}
-		s.Epsilon, s.Order, s.Conversion, s.AtGridEdge, s.Bound, s.Winner, s.Route = r.Epsilon, r.Order, r.Conversion, r.AtGridEdge, "best", r.Winner, r.Route
+		s.set(r.Guarantee, r.Route, r.Winner, r.Conjecture, r.Assumption)
+		s.Bound = bound
 		return r.Routes, nil
 	}
-	return nil, fmt.Errorf("--accountant must be %s, %s or %s, got %q", AccountantRDP, AccountantPLD, AccountantBest, accountant)
+	return nil, fmt.Errorf("--accountant must be %s, %s, %s or %s, got %q", AccountantLedger, AccountantRDP, AccountantPLD, AccountantBest, accountant)
+}
+
+// set replaces s's statement by a route's.
+func (s *Summary) set(g accounting.Guarantee, route, winner string, conjecture bool, assumption string) {
+	s.Epsilon, s.Order, s.Conversion, s.AtGridEdge = g.Epsilon, g.Order, g.Conversion, g.AtGridEdge
+	s.Route, s.Winner, s.Conjecture, s.Assumption, s.EvaluatedAt = route, winner, conjecture, assumption, 0
 }
 
 // Check is the result of CheckAll: the store passed its integrity check,

@@ -21,53 +21,47 @@ type Options struct {
 	// Target is the target epsilon: a debit that would take epsilon past
 	// it is refused. 0 means no target.
 	Target float64
-	// Bound names the RDP bound composed for every event (see
-	// event.Event.Curve); "" means "best".
+	// Bound is the run's bound, recorded with the run (RunInfo.Bound; a
+	// ledger opened with another is refused): "" or "best" (the minimum
+	// over every proven route, Statement), "best-conjecture" (the opt-in
+	// minimum admitting the conjectured shuffle Gaussian bounds, its
+	// epsilon labelled when a conjecture attains it), or a named RDP bound
+	// (event.Event.Curve), its RDP route alone.
 	Bound string
 	// Orders is the RDP order grid; nil means the default grid of
 	// event.Epsilon for the run's events.
 	Orders []float64
-	// PLDStop, under "best" with a target, lets the PLD route admit rounds
-	// the cheap routes (RDP, approximate DP) refuse: when they first refuse
-	// the next round, one integer search (pldstop.go; about 2 log2 m PLD
-	// evaluations, once per run) finds the largest number m of further
-	// rounds of that event whose epsilon by the PLD route stays <= the
-	// target, and the ledger admits them (reporting that epsilon). A run
-	// then stops later than without it, never past the target. Not a run
-	// parameter: a process decides it, like Target.
-	PLDStop bool
 	// Fence, if not nil, fences every debit (Fence): the store must be a
 	// Fencer, and a debit commits only while the fence's key is still at
 	// its epoch, checked in the debit's transaction (ErrFenced otherwise,
 	// nothing written). A shard's replica debits under its lease's fence.
-	// Not a run parameter either.
+	// Not a run parameter, like Target.
 	Fence *Fence
 }
 
 // Ledger holds the privacy budget of one run on top of a Store. Every
-// Debit prices the round's event by composing RDP curves (Mironov 2017,
-// Prop. 1) over all the run's entries, refuses it if the composed
-// (epsilon, delta) would exceed the target, and otherwise commits it to the
-// store before returning. A Ledger is safe for concurrent use; several
-// Ledgers (in several processes) may share a store, the store's (run,
-// round) key deciding between them.
+// Debit prices the round's event over all the run's entries, refuses it if
+// the run's (epsilon, delta) would exceed the target, and otherwise commits
+// it to the store before returning. A Ledger is safe for concurrent use;
+// several Ledgers (in several processes) may share a store, the store's
+// (run, round) key deciding between them.
 //
-// The epsilon of a run is that of event.Epsilon over the run's distinct
-// events with their counts, which for a run of one event is exactly what
-// `shuffledp account` reports for that mechanism with --steps equal to the
-// number of entries. Under the bound "best", where that RDP epsilon
-// exceeds the target, the ledger takes the smaller of it and the
-// approximate-DP route of event.BestOf (identical rounds), so a debit is
-// refused only when both exceed the target (and Epsilon
-// and Summary report that smallest epsilon). Below the target the RDP
-// route's epsilon is reported: the other routes are consulted only where
-// they can change a decision.
+// The run's epsilon is its Statement: under the bound "best" (the
+// default) the smallest over the routes of event.Best (RDP, the
+// approximate-DP baselines of identical rounds, PLD), the RDP route on the
+// run's own composition and the costly routes at its checkpoint (Checkpoint,
+// statement.go), computed once per round; under "best-conjecture" the same
+// with the conjectured shuffle Gaussian bounds admitted in the RDP route
+// (labelled); under a named RDP bound, that bound's RDP route. For a run of
+// at most 64 rounds of one event, and at every checkpoint, it is exactly
+// what `shuffledp account --bound best` reports for that mechanism with
+// --steps equal to the number of entries; between checkpoints at most one
+// grid step above it.
 type Ledger struct {
-	store   Store
-	target  float64
-	pldStop bool
-	fence   *Fence
-	now     func() time.Time
+	store  Store
+	target float64
+	fence  *Fence
+	now    func() time.Time
 
 	mu   sync.Mutex
 	book *book
@@ -99,7 +93,7 @@ func Open(ctx context.Context, store Store, run string, opts Options) (*Ledger, 
 		f := *opts.Fence
 		opts.Fence = &f
 	}
-	l := &Ledger{store: store, target: opts.Target, now: time.Now, book: newBook(got), pldStop: opts.PLDStop, fence: opts.Fence}
+	l := &Ledger{store: store, target: opts.Target, now: time.Now, book: newBook(got), fence: opts.Fence}
 	if err := l.reload(ctx); err != nil {
 		return nil, err
 	}
@@ -234,28 +228,14 @@ func (l *Ledger) debit(ctx context.Context, round int64, ev event.Event, reports
 	}
 }
 
-// next returns the guarantee after one more occurrence of ev.
-func (l *Ledger) next(ev event.Event) (accounting.Guarantee, error) {
+// next returns the statement after one more occurrence of ev (not
+// explained: only its epsilon decides).
+func (l *Ledger) next(ev event.Event) (Statement, error) {
 	groups, err := l.book.with(ev)
 	if err != nil {
-		return accounting.Guarantee{}, err
+		return Statement{}, err
 	}
-	g, err := l.book.guarantee(groups, l.book.info.Delta, l.target)
-	if err != nil || !l.pldStop || g.Epsilon <= l.target || l.target == 0 || l.book.info.Bound != accounting.BoundBest {
-		return g, err
-	}
-	// The cheap routes refuse the next round: unless the PLD allowance
-	// covers this composition already, search it once (from the run as it
-	// stands) and ask again.
-	if a := l.book.allow; a != nil && a.delta == l.book.info.Delta && a.target == l.target {
-		if _, ok := a.extra(groups); ok {
-			return g, nil
-		}
-	}
-	if err := l.book.pldAllow(ev, l.book.info.Delta, l.target); err != nil {
-		return g, nil // the PLD route does not apply (or failed): the cheap routes decide
-	}
-	return l.book.guarantee(groups, l.book.info.Delta, l.target)
+	return l.book.statement(groups, l.book.info.Delta, false)
 }
 
 // NextEpsilon returns the (epsilon, delta) guarantee the run would have
@@ -267,7 +247,8 @@ func (l *Ledger) NextEpsilon(ev event.Event) (accounting.Guarantee, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.next(ev)
+	s, err := l.next(ev)
+	return s.Guarantee, err
 }
 
 // CheckNext returns an error wrapping ErrBudgetExhausted if debiting ev
@@ -305,11 +286,28 @@ func (l *Ledger) checkNext(ev event.Event) error {
 }
 
 // Epsilon returns the run's (epsilon, delta) guarantee over all its
-// entries (epsilon 0 at order 0 before the first, as event.Epsilon).
+// entries (epsilon 0 at order 0 before the first, as event.Epsilon): its
+// Statement's.
 func (l *Ledger) Epsilon() (accounting.Guarantee, error) {
+	s, err := l.Statement()
+	return s.Guarantee, err
+}
+
+// Statement returns the run's statement over all its entries: its
+// epsilon, the route and bound attaining it and whether it rests on a
+// conjecture, computed once per number of entries.
+func (l *Ledger) Statement() (Statement, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.book.guarantee(l.book.groups, l.book.info.Delta, l.target)
+	return l.book.current(l.book.info.Delta)
+}
+
+// CostlyEvaluations returns how many times this ledger evaluated the
+// costly routes (approximate DP, PLD) of a checkpoint composition.
+func (l *Ledger) CostlyEvaluations() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.book.costlyEvals
 }
 
 // Rounds returns the number of rounds debited.

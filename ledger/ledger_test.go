@@ -38,20 +38,21 @@ func debit(t testing.TB, l *Ledger, round int64, ev event.Event) {
 	}
 }
 
-// accountEpsilon is what `shuffledp account` computes for steps rounds of
-// one mechanism: the curve composed steps times in one accountant over the
-// default grid.
+// accountEpsilon is what `shuffledp account --bound best` computes for
+// steps rounds of one mechanism (event.Best): the ledger's epsilon, bit for
+// bit, for up to 64 rounds (every count up to 64 is a checkpoint).
 func accountEpsilon(t *testing.T, ev event.Event, steps int64) accounting.Guarantee {
 	t.Helper()
-	g, err := event.Epsilon([]event.Composed{{Event: ev, Count: steps}}, "", delta, nil)
+	g, err := event.Best([]event.Composed{{Event: ev, Count: steps}}, delta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g
+	return g.Guarantee
 }
 
-// The ledger's epsilon is event.Epsilon's for the same composition, bit
-// for bit, and for one mechanism it is the accountant's for --steps rounds.
+// The ledger's epsilon is event.Best's for the same composition, bit for
+// bit (up to 64 rounds), and for one mechanism it is the accountant's for
+// --steps rounds; its RDP route is the RDP accountant's.
 func TestEpsilonMatchesAccount(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -89,8 +90,12 @@ func TestEpsilonMatchesAccount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Epsilon != direct.Epsilon || got.Order != direct.Order {
-				t.Errorf("ledger epsilon %v at order %v, accountant %v at %v", got.Epsilon, got.Order, direct.Epsilon, direct.Order)
+			rdp, err := l.book.result(l.Events(), delta, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rdp.Epsilon != direct.Epsilon || rdp.Order != direct.Order {
+				t.Errorf("ledger's RDP route %v at order %v, accountant %v at %v", rdp.Epsilon, rdp.Order, direct.Epsilon, direct.Order)
 			}
 			s, err := Summarize(ctx, l.store, "r", 0, false)
 			if err != nil {
@@ -140,13 +145,13 @@ func TestEpsilonNonDecreasing(t *testing.T) {
 		}
 		prev = g.Epsilon
 	}
-	want, err := event.Epsilon(l.Events(), "", delta, nil)
+	want, err := event.Best(l.Events(), delta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := l.Epsilon()
-	if got != want {
-		t.Errorf("ledger %+v, event.Epsilon of its composition %+v", got, want)
+	if got != want.Guarantee {
+		t.Errorf("ledger %+v, event.Best of its composition %+v", got, want.Guarantee)
 	}
 	again := openLedger(t, store, "mixed", Options{})
 	if g, _ := again.Epsilon(); g != got || again.Rounds() != 30 {
@@ -516,6 +521,13 @@ func TestAccountMatchesEvent(t *testing.T) {
 			s, err := l.Summary(false)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.bound == "" { // the summary states best: every route
+				b, err := event.Best(l.Events(), delta, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = b.Result
 			}
 			if s.Epsilon != want.Epsilon || s.Order != want.Order || s.Winner != want.Winner || s.Assumption != want.Assumption {
 				t.Errorf("summary %+v, event %+v", s, want)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/shuffledp/shuffledp/event"
@@ -45,7 +46,7 @@ type Show struct {
 	// Entries lists every entry in the summary.
 	Entries bool `flag:"entries" usage:"list every entry (round, event, reports, digest, time)"`
 	// Accountant is the route (Summary.Reaccount).
-	Accountant string `flag:"accountant" default:"rdp" usage:"route to re-account the stored events by: rdp (the run's RDP bound, as the ledger prices rounds), pld (privacy loss distributions; LDP and sampled-gaussian events), best (the smallest over every route)"`
+	Accountant string `flag:"accountant" default:"ledger" usage:"how to account the stored events: ledger (the run's epsilon as its ledger computed it, round by round: the number its metrics, dashboard and stop used), rdp (the RDP route of the run's bound alone), pld (privacy loss distributions; LDP and sampled-gaussian events), best (the smallest over every route, each evaluated at the run's own rounds: what account --bound best prints)"`
 }
 
 // Report is the answer to a Show: the run's summary by the accountant's
@@ -123,8 +124,23 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "rounds\t%d (rounds %d..%d, %d reports)\n", s.Rounds, s.FirstRound, s.LastRound, s.Reports)
 	}
 	bound := s.Bound
-	if s.Winner != "" {
-		bound += " (attained by " + s.Winner + ")"
+	if s.Rounds > 0 {
+		var how []string
+		if s.Winner != "" && s.Winner != s.Bound {
+			how = append(how, "attained by "+s.Winner)
+		}
+		if s.Route != "" && s.Route != event.RouteRDP && s.Route != s.Bound {
+			how = append(how, s.Route+" route")
+		}
+		if s.EvaluatedAt > 0 {
+			how = append(how, fmt.Sprintf("evaluated at its checkpoint, %d rounds", s.EvaluatedAt))
+		}
+		if s.Conjecture {
+			how = append(how, "CONJECTURE")
+		}
+		if len(how) > 0 {
+			bound += " (" + strings.Join(how, ", ") + ")"
+		}
 	}
 	if s.Rounds == 0 {
 		fmt.Fprintf(tw, "epsilon\t0 at delta %g (nothing spent)\n", s.Delta)

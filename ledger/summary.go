@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 )
 
@@ -21,20 +20,23 @@ type Summary struct {
 	Order      float64 `json:"order"`
 	AtGridEdge bool    `json:"at_grid_edge,omitempty"`
 	Conversion string  `json:"conversion,omitempty"`
-	// Bound names the RDP bound composed; Winner, under "best", names the
-	// bound attaining it: the RDP component at Order (several,
-	// comma-separated, when the events' curves are won by different
-	// components), or, when the RDP epsilon exceeds the target, another
-	// route's bound of event.Best (Order 0).
-	Bound  string `json:"bound"`
-	Winner string `json:"winning_bound,omitempty"`
-	// Route is the route of event.Best attaining Epsilon (event.RouteRDP,
-	// RouteApproxDP, RoutePLD); Order is 0 unless it is the RDP route.
-	Route string `json:"route,omitempty"`
-	// Assumption is non-empty (event.Assumption) when the epsilon rests on
-	// the ICLR'23 Thm 1 worst-case pair (a Gaussian event not bounded by
-	// gaussian-cor1).
+	// Bound is the run's bound (RunInfo.Bound: "best", "best-conjecture"
+	// or a named RDP bound); Route and Winner name the route of
+	// event.Best attaining Epsilon and the bound attaining it there (for
+	// the RDP route the component(s) winning at Order; Order is 0 for the
+	// other routes); EvaluatedAt is the Statement's (a costly route
+	// evaluated at the run's checkpoint).
+	Bound       string `json:"bound"`
+	Winner      string `json:"winning_bound,omitempty"`
+	Route       string `json:"route,omitempty"`
+	EvaluatedAt int64  `json:"evaluated_at_rounds,omitempty"`
+	// Conjecture is true when Epsilon rests on a conjecture (only under
+	// "best-conjecture", or a conjectured bound named as the run's bound);
+	// Assumption then states it (event.Assumption).
+	Conjecture bool   `json:"conjecture,omitempty"`
 	Assumption string `json:"assumption,omitempty"`
+	// Orders is the run's RDP order grid (nil: the events' default).
+	Orders []float64 `json:"orders,omitempty"`
 	// Adjacency is the neighbouring relation Epsilon is for
 	// (event.Result.Adjacency: the events' effective adjacency; an event
 	// stored before the field existed has its legacy meaning); empty
@@ -53,23 +55,24 @@ type Summary struct {
 	Entries []Entry `json:"entries,omitempty"`
 }
 
-// summary builds the Summary of b at delta.
-//
-// Under "best", where the RDP epsilon exceeds above (the ledger's target; 0
-// means never), the epsilon is event.BestOf's over every route, exactly as
-// the ledger's own Epsilon (book.guarantee).
-func (b *book) summary(delta float64, withEntries bool, above float64) (Summary, error) {
-	r, err := b.result(b.groups, delta, true)
+// summary builds the Summary of b at delta: the ledger's Statement of its
+// entries (book.current at the run's delta, book.statement at another).
+func (b *book) summary(delta float64, withEntries bool) (Summary, error) {
+	var st Statement
+	var err error
+	if delta == b.info.Delta {
+		st, err = b.current(delta)
+	} else {
+		st, err = b.statement(b.groups, delta, true)
+	}
 	if err != nil {
 		return Summary{}, err
 	}
-	if b.info.Bound == accounting.BoundBest && above > 0 && r.Epsilon > above {
-		r = event.BestOf(b.groups, r, delta, event.RouteApproxDP).Result
-	}
 	s := Summary{
 		Run: b.info.Run, Rounds: int64(len(b.entries)),
-		Epsilon: r.Epsilon, Delta: delta, Order: r.Order, AtGridEdge: r.AtGridEdge, Conversion: r.Conversion,
-		Bound: b.info.Bound, Winner: r.Winner, Assumption: r.Assumption, Adjacency: r.Adjacency,
+		Epsilon: st.Epsilon, Delta: delta, Order: st.Order, AtGridEdge: st.AtGridEdge, Conversion: st.Conversion,
+		Bound: b.info.Bound, Winner: st.Winner, Route: st.Route, Conjecture: st.Conjecture, Assumption: st.Assumption,
+		Adjacency: st.Adjacency, EvaluatedAt: st.EvaluatedAt, Orders: b.info.Orders,
 		Events: slices.Clone(b.groups), FirstRound: -1, LastRound: -1,
 	}
 	if s.Events == nil {
@@ -91,7 +94,7 @@ func (b *book) summary(delta float64, withEntries bool, above float64) (Summary,
 func (l *Ledger) Summary(withEntries bool) (Summary, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.book.summary(l.book.info.Delta, withEntries, l.target)
+	return l.book.summary(l.book.info.Delta, withEntries)
 }
 
 // Summarize reads run from store and summarizes it without registering or
@@ -119,5 +122,5 @@ func Summarize(ctx context.Context, store Store, run string, delta float64, with
 	if int64(len(entries)) < info.Entries { // more is fine: appended since Run
 		return Summary{}, fmt.Errorf("%w: run %q counts %d entries but has %d", ErrCorrupt, run, info.Entries, len(entries))
 	}
-	return b.summary(delta, withEntries, 0)
+	return b.summary(delta, withEntries)
 }

@@ -55,11 +55,24 @@ type Record struct {
 	// for the run, which Epsilon accounts for: at least Round, more if
 	// rounds were released and then lost to a crash before a checkpoint.
 	LedgerRounds *int64 `json:"ledger_rounds,omitempty"`
-	// Bound names the RDP bound composed every round.
+	// Bound is the run's bound, as its ledger records it: "best" (the
+	// minimum over every proven route), "best-conjecture" (the opt-in
+	// admitting conjectured bounds) or a named RDP bound. Epsilon is the
+	// ledger's statement (ledger.Statement), the one number of the run.
 	Bound string `json:"bound,omitempty"`
-	// BoundWinner names the component of the best bound that attains it
-	// at RDPOrder.
+	// Route names the route attaining Epsilon (rdp, approx-dp, pld) and
+	// BoundWinner the bound attaining it there (for the RDP route the
+	// component winning at RDPOrder; RDPOrder is absent for the others).
+	Route       string `json:"route,omitempty"`
 	BoundWinner string `json:"bound_winner,omitempty"`
+	// Conjecture is true when Epsilon rests on a conjecture (a run under
+	// "best-conjecture" whose epsilon a conjectured bound attains): it is
+	// then not a proven guarantee.
+	Conjecture bool `json:"conjecture,omitempty"`
+	// EvaluatedAt, when set, is the number of rounds at which the winning
+	// costly route (approximate DP, PLD) was evaluated: the ledger's
+	// checkpoint above LedgerRounds (ledger.Checkpoint).
+	EvaluatedAt int64 `json:"evaluated_at_rounds,omitempty"`
 	// LR is the learning rate of the last round.
 	LR float64 `json:"lr"`
 	// Optimizer is the server's optimizer with its parameters
@@ -228,5 +241,9 @@ func FormatUpper(v *float64, digits int) string {
 // Progress is the record as a progress line's text: "epoch E acc A eps
 // EPS" (n/a for an absent accuracy or epsilon).
 func (r Record) Progress() string {
-	return fmt.Sprintf("epoch %.4g acc %s eps %s", r.Epoch, Format(r.TestAccuracy, "%.4f"), FormatUpper(r.Epsilon, 4))
+	eps := FormatUpper(r.Epsilon, 4)
+	if r.Conjecture && r.Epsilon != nil {
+		eps += " (CONJECTURE)"
+	}
+	return fmt.Sprintf("epoch %.4g acc %s eps %s", r.Epoch, Format(r.TestAccuracy, "%.4f"), eps)
 }

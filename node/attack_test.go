@@ -794,7 +794,7 @@ func TestWrongKeyReports(t *testing.T) {
 func TestBudgetStopBeforeRelease(t *testing.T) {
 	run := protocol.RunConfig{Randomizer: "rinf", Population: 10, PerRound: 4, Eps0: 2}
 	eps := func(rounds int64) float64 {
-		g, err := event.Epsilon([]event.Composed{{Event: run.Round(4).Event(), Count: rounds}}, "best", 1e-5, nil)
+		g, err := event.Best([]event.Composed{{Event: run.Round(4).Event(), Count: rounds}}, 1e-5, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,6 +91,9 @@ type ServerConfig struct {
 	// ceil(epochs*n/k)), published in the RunSpec: the shuffler's ledger
 	// debits at most this many (0: none published, no cap).
 	Rounds int64
+	// Bound is the run's bound (training.Config.Bound: "best" or
+	// "best-conjecture"), published to the shuffler, which refuses another.
+	Bound string
 	// TLS is the listener's configuration (pki.ServerTLS with the server's
 	// certificate).
 	TLS *tls.Config
@@ -328,7 +331,7 @@ func (s *Server) Publish(run protocol.RunConfig) error {
 		}
 	}
 	s.spec = &pb.RunSpec{Config: runConfigToPB(run), KeyConfigs: [][]byte{kc},
-		Delta: s.cfg.Delta, TargetEpsilon: s.cfg.TargetEpsilon, Rounds: s.cfg.Rounds,
+		Delta: s.cfg.Delta, TargetEpsilon: s.cfg.TargetEpsilon, Rounds: s.cfg.Rounds, Bound: s.cfg.Bound,
 		Dataset: &pb.Dataset{Name: s.cfg.Dataset.Name, Seed: s.cfg.Dataset.Seed, ExamplesPerClient: int64(s.cfg.Dataset.ExamplesPerClient),
 			Partition: s.cfg.Dataset.Partition}}
 	return nil

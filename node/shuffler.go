@@ -70,6 +70,10 @@ type ShufflerConfig struct {
 	// set), is refused; a lower target of the server's is honoured.
 	Delta         float64 `flag:"delta" default:"1e-5" usage:"the shuffler's delta: its ledger debits at it; a run of another delta is refused"`
 	TargetEpsilon float64 `flag:"target-epsilon" usage:"the shuffler's target epsilon: no round is released past it; a run with a higher target (or none) is refused (0 = no target)"`
+	// Bound is the shuffler's bound (--bound), which its ledger records:
+	// "best" or the opt-in "best-conjecture"; a server's run of another
+	// bound is refused.
+	Bound string `flag:"bound" default:"best" usage:"the bound the shuffler's ledger debits by: best (every proven route) or best-conjecture (opt-in: also the conjectured shuffle Gaussian bounds, labelled); a server's run of another bound is refused"`
 	// Adjacency is the weakest neighbouring relation the shuffler debits a
 	// Gaussian run's rounds for (the flag --adjacency): replace-one (the
 	// default when empty) or zero-out. Like the delta, it is the trusted
@@ -226,6 +230,8 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 		return nil, errors.New("shuffler: a ledger store is required")
 	case !(cfg.Delta > 0 && cfg.Delta < 1):
 		return nil, fmt.Errorf("delta must be in (0, 1), got %g (the shuffler's own delta, which its ledger debits at)", cfg.Delta)
+	case !event.IsBest(cfg.Bound):
+		return nil, fmt.Errorf("bound must be best or %s, got %q", event.BoundBestConjecture, cfg.Bound)
 	case math.IsNaN(cfg.TargetEpsilon) || math.IsInf(cfg.TargetEpsilon, 0) || cfg.TargetEpsilon < 0:
 		return nil, fmt.Errorf("target-epsilon must be a finite number >= 0 (0: none), got %g", cfg.TargetEpsilon)
 	case cfg.RoundTimeout < 0:
@@ -358,9 +364,7 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 		}
 	}
 	l, err := ledger.Open(ctx, s.cfg.Store, s.local.Run, ledger.Options{Delta: s.cfg.Delta, Target: target,
-		// The same stop as the server's loop (training.Config.LedgerOptions):
-		// past the cheap routes, the PLD route may admit further rounds.
-		PLDStop: true, Fence: fence})
+		Bound: s.cfg.Bound, Fence: fence}) // as the server's loop (training.Config.LedgerOptions)
 	if err != nil {
 		return fmt.Errorf("shuffler: ledger: %w", err)
 	}
@@ -369,9 +373,10 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 			return fmt.Errorf("shuffler: %w", err)
 		}
 	}
-	if g, err := l.Epsilon(); err == nil {
-		s.cfg.Metrics.Ledger(g.Epsilon, int(l.Rounds()))
-		s.cfg.Dashboard.Ledger(g.Epsilon, l.Rounds())
+	if st, err := l.Statement(); err == nil {
+		s.cfg.Metrics.Ledger(st.Epsilon, int(l.Rounds()))
+		s.cfg.Dashboard.Ledger(st.Epsilon, l.Rounds())
+		s.cfg.Dashboard.EpsilonLabel(st.Label())
 	}
 	s.cfg.Dashboard.Configure(dashboard.RunFields(s.local), target)
 	s.cfg.Metrics.Budget(s.cfg.RoundTimeout, target, s.cfg.Delta)
@@ -448,6 +453,9 @@ func (s *Shuffler) Run(ctx context.Context, lis net.Listener) error {
 func (s *Shuffler) budgetParams(spec *pb.RunSpec) (float64, error) {
 	own, theirs := s.cfg.TargetEpsilon, spec.GetTargetEpsilon()
 	switch {
+	case bestName(spec.GetBound()) != bestName(s.cfg.Bound):
+		return 0, fmt.Errorf("bound: the server's run %q has bound %s, the shuffler's --bound is %s; the shuffler's ledger is the budget's authority, so both must use one bound",
+			s.run.Run, bestName(spec.GetBound()), bestName(s.cfg.Bound))
 	case spec.GetDelta() != s.cfg.Delta:
 		return 0, fmt.Errorf("delta: the server's run %q has delta %g, the shuffler's --delta is %g; the shuffler's ledger is the budget's authority, so both must use one delta",
 			s.run.Run, spec.GetDelta(), s.cfg.Delta)
@@ -469,11 +477,11 @@ func (s *Shuffler) budgetParams(spec *pb.RunSpec) (float64, error) {
 }
 
 func epsString(l *ledger.Ledger) string {
-	g, err := l.Epsilon()
+	st, err := l.Statement()
 	if err != nil {
 		return "n/a"
 	}
-	return directed.Upper(g.Epsilon, 4)
+	return directed.Upper(st.Epsilon, 4) + " by " + st.Label()
 }
 
 // over records that the run really ended: the clients are told it is
@@ -513,4 +521,12 @@ func (s *Shuffler) finish() {
 	}
 	close(s.regCh)
 	s.regCh = make(chan struct{})
+}
+
+// bestName spells the default bound out ("" is "best").
+func bestName(bound string) string {
+	if bound == "" {
+		return "best"
+	}
+	return bound
 }

@@ -277,12 +277,13 @@ func (s *Shuffler) collect(ctx context.Context, srv pb.ServerClient, round proto
 	case err == nil:
 		s.stats.add(func(st *Stats) { st.Released++; st.Forwarded += int64(rel.Reports); st.Dummies += int64(rel.Dummies) })
 		s.cfg.Metrics.Dummies(rel.Dummies)
-		if g, gerr := l.Epsilon(); gerr == nil {
-			s.cfg.Metrics.RoundReleased(rel.Reports, time.Since(start), g.Epsilon, int(l.Rounds()))
+		if st, gerr := l.Statement(); gerr == nil { // the run's one number, once per round
+			s.cfg.Metrics.RoundReleased(rel.Reports, time.Since(start), st.Epsilon, int(l.Rounds()))
 			s.mu.Lock()
 			connected := len(s.workers)
 			s.mu.Unlock()
-			s.cfg.Dashboard.Released(rel.Reports, rel.Dummies, connected, time.Since(start), g.Epsilon, l.Rounds())
+			s.cfg.Dashboard.Released(rel.Reports, rel.Dummies, connected, time.Since(start), st.Epsilon, l.Rounds())
+			s.cfg.Dashboard.EpsilonLabel(st.Label())
 		}
 		cpu := processCPU()
 		s.logf("round %d released: %d reports (%d dummies), model version %d, %.3fs; ledger %d rounds, epsilon %s; shuffler CPU %.3fs since the last release",

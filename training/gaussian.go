@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/protocol"
@@ -263,31 +262,6 @@ func (t *Trainer) gaussianFields(rec *metrics.Record) {
 		}
 	}
 	t.batches = batchStats{}
-}
-
-// gaussianBound names the bound composed ("best") and the component that
-// attains it at order: the PROVEN upper bound of the round's event with
-// the smallest RDP there (conjectures are not part of "best").
-func (t *Trainer) gaussianBound(order float64) (bound, winner string) {
-	bound = accounting.BoundBest
-	if !(order > 1) {
-		return bound, ""
-	}
-	ev := t.cfg.RoundEvent()
-	best := math.Inf(1)
-	for _, b := range ev.Bounds() {
-		if b.Lower || b.Conjecture || event.IsBest(b.Name) {
-			continue
-		}
-		c, err := ev.Curve(b.Name)
-		if err != nil {
-			continue
-		}
-		if v, err := c.RDP(order); err == nil && v < best {
-			best, winner = v, b.Name
-		}
-	}
-	return bound, winner
 }
 
 // CentralSigma is the noise multiplier of a central-gaussian run with the

@@ -34,11 +34,11 @@ func (r *LocalRun) WriteStart(w io.Writer) error {
 	case session.Resumed():
 		msg := fmt.Sprintf("train: resuming run %s in %s at round %d", session.Run(), session.Dir(), r.ResumedAt)
 		if l := session.Ledger(); l != nil {
-			g, err := l.Epsilon()
+			st, err := l.Statement()
 			if err != nil {
 				return err
 			}
-			msg += fmt.Sprintf("; ledger: %d rounds debited, epsilon %s at delta %g", l.Rounds(), directed.Upper(g.Epsilon, 4), cfg.Delta)
+			msg += fmt.Sprintf("; ledger: %d rounds debited, epsilon %s by %s at delta %g", l.Rounds(), directed.Upper(st.Epsilon, 4), st.Label(), cfg.Delta)
 		}
 		fmt.Fprintln(w, msg)
 	default:
@@ -54,11 +54,11 @@ func (r *LocalRun) WriteEnd(w io.Writer, reason StopReason, last metrics.Record)
 	cfg := r.Trainer.Config()
 	eps := "n/a (no randomizer)"
 	if l := r.Trainer.Ledger(); l != nil {
-		g, err := l.Epsilon()
+		st, err := l.Statement()
 		if err != nil {
 			return err
 		}
-		eps = fmt.Sprintf("%s (%d rounds debited)", directed.Upper(g.Epsilon, 4), l.Rounds())
+		eps = fmt.Sprintf("%s (%d rounds debited; %s)", directed.Upper(st.Epsilon, 4), l.Rounds(), st.Label())
 	}
 	evalSet := "test"
 	if cfg.EvalSet != "" {

@@ -36,6 +36,7 @@ type Options struct {
 	LR            string  `flag:"lr" default:"0.3,70:0.18" usage:"learning-rate schedule: RATE[,EPOCH:RATE...], e.g. 0.3,70:0.18"`
 	Seed          uint64  `flag:"seed" default:"1" usage:"seed of every random choice (simulation only)"`
 	TargetEpsilon float64 `flag:"target-epsilon" usage:"stop before the round that would make epsilon exceed this (0 = no target)"`
+	Bound         string  `flag:"bound" default:"best" usage:"the run's bound, recorded in its ledger: best (the smallest over every proven route: RDP, approximate DP, PLD) or best-conjecture (opt-in: also the conjectured shuffle Gaussian bounds, ICLR'23 Thm 1/Thm 2/eq. 11/eq. 13; every epsilon they attain is labelled CONJECTURE)"`
 	EvalEvery     int     `flag:"eval-every" usage:"evaluate every this many rounds (0 = once per epoch)"`
 	ProjectRadius float64 `flag:"project-radius" usage:"project the parameters onto the l2 ball of this radius after every step (0 = no projection)"`
 	Workers       int     `flag:"workers" usage:"goroutines computing client gradients (0 = GOMAXPROCS; results do not depend on it)"`
@@ -94,7 +95,7 @@ func (o Options) Config(given func(flag string) bool, command []string) (Config,
 		Clients:   o.Clients, Sample: o.Sample, Randomizer: o.Randomizer, ClipNorm: o.ClipNorm,
 		Clip: o.Clip, Eps0: o.Eps0, Delta: o.Delta, Epochs: o.Epochs, LR: sched, Seed: o.Seed,
 		LRWarmup: o.LRWarmup, LRDecay: decay, Optimizer: opt, EMA: o.EMA,
-		TargetEpsilon: o.TargetEpsilon, EvalEvery: o.EvalEvery, ProjectRadius: o.ProjectRadius,
+		TargetEpsilon: o.TargetEpsilon, Bound: o.Bound, EvalEvery: o.EvalEvery, ProjectRadius: o.ProjectRadius,
 		Workers: o.Workers, CryptoNoise: o.CryptoNoise, ClipDiagnostic: o.ClipDiagnostic,
 		Command: command,
 	}
@@ -200,7 +201,8 @@ var ResumableFlags = []string{"workers", "no-progress", "eval-every", "epochs", 
 var LaterFlags = map[string]bool{"optimizer": true, "momentum": true, "adam-betas": true, "adam-eps": true,
 	"ema": true, "lr-warmup": true, "lr-decay": true, "features": true,
 	"sigma": true, "client-sigma": true, "participation": true, "rate": true, "noise-sum": true,
-	"shards": true, "examples-per-client": true, "partition": true, "local-steps": true, "local-lr": true}
+	"shards": true, "examples-per-client": true, "partition": true, "local-steps": true, "local-lr": true,
+	"bound": true}
 
 // IdentityAdjacency returns c's adjacency and true when it belongs to the
 // run's identity in its state directory: when it differs from the relation

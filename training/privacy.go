@@ -32,12 +32,10 @@ func (c *Config) roundEvent(reports int) event.Event { return c.Round(reports).E
 func (c *Config) RoundEvent() event.Event { return c.roundEvent(c.Sample) }
 
 // LedgerOptions are the accounting parameters of cfg's run: its delta, its
-// target epsilon, the best upper bound, and the PLD route at the stop.
+// target epsilon and its bound ("best", or the opt-in best-conjecture),
+// which the ledger records.
 func (c *Config) LedgerOptions() ledger.Options {
-	// PLDStop: the target-epsilon stop consults the PLD route too (one
-	// search when the cheap routes first refuse a round); without a target
-	// nothing changes.
-	return ledger.Options{Delta: c.Delta, Target: c.TargetEpsilon, PLDStop: true}
+	return ledger.Options{Delta: c.Delta, Target: c.TargetEpsilon, Bound: c.Bound}
 }
 
 // OpenMemoryLedger returns a ledger for run over a fresh in-memory store

@@ -106,21 +106,18 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			rec.ClientUpdatesPerSec = float64(t.updates-updatesAtEval) / trainTime.Seconds()
 		}
 		if t.ledger != nil {
-			g, err := t.ledger.Epsilon()
+			// The run's one number: the ledger's statement, computed once per
+			// round (ledger.Statement), with the route and bound attaining it.
+			st, err := t.ledger.Statement()
 			if err != nil {
 				return err
 			}
-			rec.Epsilon, rec.RDPOrder = &g.Epsilon, finiteOrNil(g.Order) // no order before round 1
+			rec.Epsilon, rec.RDPOrder = &st.Epsilon, finiteOrNil(st.Order) // an order only for the RDP route
 			lr := t.ledger.Rounds()
 			rec.LedgerRounds = &lr
-			if t.best == nil { // the Gaussian mechanisms (gaussian.go)
-				rec.OrderAtGridEdge = g.AtGridEdge
-				rec.Bound, rec.BoundWinner = t.gaussianBound(g.Order)
-			} else {
-				rec.OrderAtGridEdge, rec.Bound = g.AtGridEdge, t.best.Name()
-				if g.Order > 1 {
-					_, rec.BoundWinner, _ = t.best.RDPWinner(g.Order)
-				}
+			rec.OrderAtGridEdge, rec.Bound, rec.BoundWinner, rec.Route = st.AtGridEdge, st.Bound, st.Winner, st.Route
+			rec.Conjecture, rec.EvaluatedAt = st.Conjecture, st.EvaluatedAt
+			if !t.cfg.gaussian() {
 				paper, err := event.Epsilon(t.ledger.Events(), accounting.BoundNeurIPS21Upper, t.cfg.Delta, nil)
 				if err != nil {
 					return fmt.Errorf("epsilon_neurips21: %w", err)

@@ -48,7 +48,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/data"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/model"
@@ -72,8 +71,7 @@ type Trainer struct {
 
 	server    *server.Server
 	transport Transport
-	ledger    *ledger.Ledger        // the privacy ledger; nil for the non-private baseline
-	best      *accounting.BestCurve // the per-round curve, for naming the winning bound
+	ledger    *ledger.Ledger // the privacy ledger; nil for the non-private baseline
 
 	eval       []model.Worker // evaluation scratch, one per worker
 	evaluate   Evaluator      // WithEvaluator's (nil: the model's workers on the test set)
@@ -192,11 +190,6 @@ func New(cfg Config, m model.Model, train, test *data.Dataset, opts ...Option) (
 			}
 		} else if t.ledger.Run() != t.run.Run {
 			return nil, fmt.Errorf("ledger of run %q given to run %q", t.ledger.Run(), t.run.Run)
-		}
-		if !cfg.gaussian() { // the Gaussian runs' records name their event's bounds (gaussian.go)
-			if t.best, err = accounting.Best(int64(cfg.Clients), int64(cfg.Sample), cfg.Eps0); err != nil {
-				return nil, fmt.Errorf("privacy accounting: %w", err)
-			}
 		}
 	}
 	var opener protocol.Opener

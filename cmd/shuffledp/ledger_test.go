@@ -275,6 +275,9 @@ func TestLedgerReaccount(t *testing.T) {
 	dir := writeLedger(t, "run-r", ev, 10, 1e-5)
 	for _, c := range []struct{ accountant, bound string }{
 		{"rdp", "rdp-best"}, {"pld", "pld"}, {"best", "best"},
+		// The default: the ledger's own statement, best over every route
+		// (10 rounds: a checkpoint, so exactly account's best).
+		{"ledger", "best"},
 	} {
 		out, err := runCmd(t, newLedgerCmd, "show", "--state", dir, "--json", "--accountant", c.accountant)
 		if err != nil {
@@ -298,6 +301,10 @@ func TestLedgerReaccount(t *testing.T) {
 		if show.Accountant != c.accountant || show.Epsilon != acct.Epsilon {
 			t.Errorf("show --accountant %s: %+v; account --bound %s: %v", c.accountant, show, c.bound, acct.Epsilon)
 		}
+	}
+	def, err := runCmd(t, newLedgerCmd, "show", "--state", dir, "--json")
+	if err != nil || !strings.Contains(def, `"accountant": "ledger"`) || !strings.Contains(def, `"route": "`) {
+		t.Errorf("show without --accountant: %v\n%s", err, def)
 	}
 	if _, err := runCmd(t, newLedgerCmd, "show", "--state", dir, "--accountant", "magic"); err == nil || !strings.Contains(err.Error(), "--accountant") {
 		t.Errorf("bad --accountant: %v", err)

@@ -63,7 +63,7 @@ func runUp(cmd *cobra.Command, u *upFlags) error {
 	if c.Workers == 0 {
 		c.Workers = 1
 	}
-	c.Delta, c.TargetEpsilon, c.Adjacency = tc.Delta, tc.TargetEpsilon, tc.ShufflerAdjacency()
+	c.Delta, c.TargetEpsilon, c.Adjacency, c.Bound = tc.Delta, tc.TargetEpsilon, tc.ShufflerAdjacency(), tc.Bound
 	if !c.ReleaseWhenComplete {
 		d := "the shuffler's default, " + node.DefaultRoundTimeout.String()
 		if c.RoundTimeout > 0 {

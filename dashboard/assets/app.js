@@ -108,6 +108,7 @@ function render(s) {
   $("released-bar").style.width = s.planned > 0 ? Math.min(100, 100 * s.released / s.planned) + "%" : "0";
   setNum("epsilon", s.epsilon, 6);
   if (s.epsilon_text) setText("epsilon", s.epsilon_text); // rounded up, as every table prints it
+  setText("epsilon-label", s.epsilon_label || "");
   if (s.target_epsilon > 0) setNum("target", s.target_epsilon, 6); else setText("target", "none");
   setNum("delta", s.delta, 6);
   setNum("ledger-rounds", s.ledger_rounds, 12);

@@ -204,7 +204,7 @@ func TestCrashLoop(t *testing.T) {
 			if crypto && v.rounds < 200 {
 				t.Fatalf("crypto-noise run: ledger holds %d rounds, fewer than the 200 the model took", v.rounds)
 			}
-			g, err := event.Epsilon([]event.Composed{{Event: event.Event{Mechanism: event.SubsampledShuffle, N: 200, K: 20, Eps0: 2}, Count: v.rounds}}, "best", 1e-5, nil)
+			g, err := ledger.StatementOf([]event.Composed{{Event: event.Event{Mechanism: event.SubsampledShuffle, N: 200, K: 20, Eps0: 2}, Count: v.rounds}}, "best", 1e-5, nil)
 			if err != nil || g.Epsilon != v.epsilon {
 				t.Fatalf("final epsilon %v, account gives %v (%v) for %d rounds", v.epsilon, g.Epsilon, err, v.rounds)
 			}

@@ -353,7 +353,11 @@ type RunSpec struct {
 	// rounds is the number of rounds the run plans (the server's
 	// ceil(epochs*n/k)); the shuffler's ledger debits at most this many
 	// (0: no plan published, no cap).
-	Rounds        int64 `protobuf:"varint,6,opt,name=rounds,proto3" json:"rounds,omitempty"`
+	Rounds int64 `protobuf:"varint,6,opt,name=rounds,proto3" json:"rounds,omitempty"`
+	// bound is the run's bound, which its ledgers record: "best" (or "", an
+	// older server: the same) or the opt-in "best-conjecture". The shuffler
+	// refuses a run whose bound is not its own --bound.
+	Bound         string `protobuf:"bytes,7,opt,name=bound,proto3" json:"bound,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -428,6 +432,13 @@ func (x *RunSpec) GetRounds() int64 {
 		return x.Rounds
 	}
 	return 0
+}
+
+func (x *RunSpec) GetBound() string {
+	if x != nil {
+		return x.Bound
+	}
+	return ""
 }
 
 type GetModelRequest struct {
@@ -1199,7 +1210,7 @@ const file_shuffledp_proto_rawDesc = "" +
 	"\x04seed\x18\x02 \x01(\x04R\x04seed\x12.\n" +
 	"\x13examples_per_client\x18\x03 \x01(\x03R\x11examplesPerClient\x12\x1c\n" +
 	"\tpartition\x18\x04 \x01(\tR\tpartition\"\x0f\n" +
-	"\rGetRunRequest\"\xe1\x01\n" +
+	"\rGetRunRequest\"\xf7\x01\n" +
 	"\aRunSpec\x12/\n" +
 	"\x06config\x18\x01 \x01(\v2\x17.shuffledp.v1.RunConfigR\x06config\x12\x1f\n" +
 	"\vkey_configs\x18\x02 \x03(\fR\n" +
@@ -1207,7 +1218,8 @@ const file_shuffledp_proto_rawDesc = "" +
 	"\x05delta\x18\x03 \x01(\x01R\x05delta\x12%\n" +
 	"\x0etarget_epsilon\x18\x04 \x01(\x01R\rtargetEpsilon\x12/\n" +
 	"\adataset\x18\x05 \x01(\v2\x15.shuffledp.v1.DatasetR\adataset\x12\x16\n" +
-	"\x06rounds\x18\x06 \x01(\x03R\x06rounds\"H\n" +
+	"\x06rounds\x18\x06 \x01(\x03R\x06rounds\x12\x14\n" +
+	"\x05bound\x18\a \x01(\tR\x05bound\"H\n" +
 	"\x0fGetModelRequest\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12#\n" +
 	"\rafter_version\x18\x02 \x01(\x03R\fafterVersion\"\x9d\x01\n" +
