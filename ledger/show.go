@@ -126,7 +126,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	bound := s.Bound
 	if s.Rounds > 0 {
 		var how []string
-		if s.Winner != "" && s.Winner != s.Bound {
+		if s.Winner != "" && s.Winner != s.Bound && s.Winner != s.Route {
 			how = append(how, "attained by "+s.Winner)
 		}
 		if s.Route != "" && s.Route != event.RouteRDP && s.Route != s.Bound {

@@ -1,7 +1,10 @@
 package ledger
 
 import (
+	"context"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/shuffledp/shuffledp/accounting"
@@ -139,4 +142,39 @@ func TestStatementLabels(t *testing.T) {
 			t.Errorf("Label() = %q, want %q", got, tc.want)
 		}
 	}
+}
+
+// TestBoundRecorded: the run's bound is recorded with the run; a ledger
+// opened with the other setting is refused naming it, and a statement
+// won by a conjectured bound is labelled.
+func TestBoundRecorded(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemoryStore()
+	ev := event.Event{Mechanism: event.ShuffleGaussian, N: 1000, Sigma: 5}
+	l := openLedger(t, store, "run", Options{Bound: event.BoundBestConjecture})
+	debit(t, l, 0, ev)
+	if _, err := Open(ctx, store, "run", Options{Delta: delta}); !errors.Is(err, ErrRunMismatch) || !strings.Contains(err.Error(), "bound") {
+		t.Errorf("reopening a best-conjecture run with best: %v, want ErrRunMismatch naming the bound", err)
+	}
+	st, err := l.Statement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := openLedger(t, NewMemoryStore(), "run", Options{})
+	debit(t, plain, 0, ev)
+	pst, err := plain.Statement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Labelled exactly when a conjecture attains it (under "best" too,
+	// for as long as event's best admits a conjectured Gaussian bound).
+	for _, s := range []Statement{st, pst} {
+		if s.Conjecture != event.IsConjecture(s.Winner) || s.Conjecture != strings.Contains(s.Label(), "CONJECTURE") {
+			t.Errorf("statement %+v labelled %q", s, s.Label())
+		}
+	}
+	if st.Epsilon > pst.Epsilon || st.Bound != event.BoundBestConjecture || pst.Bound != "best" {
+		t.Errorf("best-conjecture statement %+v, best's %+v", st, pst)
+	}
+	t.Logf("best-conjecture %g by %s; best %g by %s", st.Epsilon, st.Label(), pst.Epsilon, pst.Label())
 }

@@ -471,7 +471,7 @@ func crashRun(t *testing.T, c crashCase) {
 			t.Errorf("shard %d: %d ledger rows for %d rounds released; the round debited before the fault is missing", i, len(entries), rounds)
 		}
 		ev := event.Round{Randomizer: "rinf", N: part.N(), Reports: part.K, Eps0: eps0}.Event()
-		want, err := event.Epsilon([]event.Composed{{Event: ev, Count: int64(len(entries))}}, "", delta, nil)
+		want, err := event.Best([]event.Composed{{Event: ev, Count: int64(len(entries))}}, delta, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func TestEpsilons(t *testing.T) {
 		part := p.Parts[i]
 		want := 0.0
 		if n > 0 {
-			g, err := event.Epsilon([]event.Composed{{Event: event.Round{Randomizer: "rinf", N: part.N(), Reports: part.K, Eps0: 1}.Event(), Count: n}}, "", 1e-5, nil)
+			g, err := event.Best([]event.Composed{{Event: event.Round{Randomizer: "rinf", N: part.N(), Reports: part.K, Eps0: 1}.Event(), Count: n}}, 1e-5, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

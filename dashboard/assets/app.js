@@ -23,6 +23,13 @@ function setNum(id, x, p) {
 
 function setText(id, s) { $(id).textContent = s; }
 
+// epsCell is an epsilon's table cell: the server's text, rounded up as
+// every table prints it, with the exact value in data-value.
+function epsCell(x) {
+  if (x.epsilon === null || x.epsilon === undefined) return null;
+  return x.epsilon_text ? { text: x.epsilon_text, value: x.epsilon } : x.epsilon;
+}
+
 // applyRole removes what is not this role's (the server's page never
 // holds the shuffler's elements, and conversely).
 function applyRole(r) {
@@ -89,6 +96,7 @@ function row(tbody, cells) {
     const td = document.createElement("td");
     if (c === null || c === undefined) td.textContent = "–";
     else if (typeof c === "number") { td.textContent = num(c, 6); td.dataset.value = String(c); }
+    else if (typeof c === "object") { td.textContent = c.text; td.dataset.value = String(c.value); } // an epsilon rounded up
     else td.textContent = c;
     tr.appendChild(td);
   });
@@ -134,7 +142,7 @@ function render(s) {
       { cls: "ema", pts: pts(s.evals, (e) => e.round, (e) => e.accuracy_ema), dots: true }], [], { y0: 0, y1: 1 });
     const tb = $("evals").tBodies[0];
     tb.textContent = "";
-    s.evals.forEach((e) => row(tb, [e.round, e.epsilon_text || e.epsilon, e.ledger_rounds, e.accuracy, e.accuracy_ema]));
+    s.evals.forEach((e) => row(tb, [e.round, epsCell(e), e.ledger_rounds, e.accuracy, e.accuracy_ema]));
   } else {
     setNum("dummies-total", s.dummies_total, 12);
     setNum("dummies-last", last ? last.dummies : null, 12);
@@ -144,7 +152,7 @@ function render(s) {
   const rb = $("rounds").tBodies[0];
   rb.textContent = "";
   const shown = s.rounds.slice(-ROWS);
-  shown.forEach((r) => row(rb, role === "shuffler" ? [r.round, r.reports, r.seconds, r.epsilon_text || r.epsilon, r.dummies, r.connected] : [r.round, r.reports, r.seconds]));
+  shown.forEach((r) => row(rb, role === "shuffler" ? [r.round, r.reports, r.seconds, epsCell(r), r.dummies, r.connected] : [r.round, r.reports, r.seconds]));
   setText("rounds-note", shown.length < s.rounds.length ? "the last " + shown.length + " of " + s.rounds.length + " rounds kept" : "");
   const ul = $("errors");
   ul.textContent = "";
