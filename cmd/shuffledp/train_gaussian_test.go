@@ -58,7 +58,7 @@ func TestTrainGaussianEpsilonIsAccount(t *testing.T) {
 			}
 			for _, r := range recs {
 				round := int(r["round"].(float64))
-				out, err := runCmd(t, newAccountCmd, append(append([]string{"--bound", "rdp-best"}, tc.account...),
+				out, err := runCmd(t, newAccountCmd, append(append([]string{"--bound", "best"}, tc.account...),
 					"--steps", fmt.Sprint(round), "--delta", "1e-5", "--json")...)
 				if err != nil {
 					t.Fatalf("account: %v\n%s", err, out)
@@ -123,7 +123,7 @@ func TestTrainCentralGaussianClientSigma(t *testing.T) {
 	}
 	recs := readRecords(t, metrics)
 	last := recs[len(recs)-1]
-	out, err := runCmd(t, newAccountCmd, "--bound", "rdp-best", "--mechanism", "sampled-gaussian", "--n", "500", "--k", "50",
+	out, err := runCmd(t, newAccountCmd, "--bound", "best", "--mechanism", "sampled-gaussian", "--n", "500", "--k", "50",
 		"--client-sigma", "0.86", "--steps", fmt.Sprint(int(last["round"].(float64))), "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatalf("account: %v\n%s", err, out)
@@ -155,7 +155,7 @@ func TestTrainCheckInStateResumes(t *testing.T) {
 	}
 	recs := readRecords(t, filepath.Join(state, "metrics.jsonl"))
 	last := recs[len(recs)-1]
-	acc, err := runCmd(t, newAccountCmd, "--bound", "rdp-best", "--mechanism", "checkin-gaussian", "--n", "500", "--rate", "0.1", "--sigma", "0.9",
+	acc, err := runCmd(t, newAccountCmd, "--bound", "best", "--mechanism", "checkin-gaussian", "--n", "500", "--rate", "0.1", "--sigma", "0.9",
 		"--steps", "8", "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +195,7 @@ func TestTrainLegacyAdjacencyResumes(t *testing.T) {
 	}
 	recs := readRecords(t, filepath.Join(state, "metrics.jsonl"))
 	last := recs[len(recs)-1]
-	out, err := runCmd(t, newAccountCmd, "--bound", "rdp-best", "--mechanism", "subsampled-shuffle-gaussian", "--n", "500", "--k", "50", "--sigma", "0.9",
+	out, err := runCmd(t, newAccountCmd, "--bound", "best", "--mechanism", "subsampled-shuffle-gaussian", "--n", "500", "--k", "50", "--sigma", "0.9",
 		"--adjacency", "zero-out", "--steps", "8", "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatal(err)

@@ -109,7 +109,7 @@ func TestTrainLedgerAgreesWithAccount(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	out, err := runTrainCmd(t, args...)
-	if err != nil || !strings.Contains(out, "(20 rounds debited)") || strings.Contains(out, "n/a") {
+	if err != nil || !strings.Contains(out, "(20 rounds debited; best (") || strings.Contains(out, "n/a") {
 		t.Fatalf("rerun of a finished run: %v\n%s", err, out)
 	}
 	show, err := runCmd(t, newLedgerCmd, "show", "--state", state, "--json")
@@ -124,7 +124,7 @@ func TestTrainLedgerAgreesWithAccount(t *testing.T) {
 	if err := json.Unmarshal([]byte(show), &ls); err != nil {
 		t.Fatalf("%v\n%s", err, show)
 	}
-	acc, err := runCmd(t, newAccountCmd, "--bound", "rdp-best", "--n", "200", "--k", "20", "--eps0", "2", "--steps", "20", "--delta", "1e-5", "--json")
+	acc, err := runCmd(t, newAccountCmd, "--bound", "best", "--n", "200", "--k", "20", "--eps0", "2", "--steps", "20", "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, acc)
 	}

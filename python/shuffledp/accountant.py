@@ -145,7 +145,8 @@ class Accountant:
 
     def delta_statement(self, epsilon: float) -> Statement:
         """The full statement at epsilon (Go's account.DeltaOf: the RDP
-        route of the bound; "best" means the RDP best curve)."""
+        route of the bound; for "best" the RDP best curve, labelled
+        "rdp-best", since the other routes are not inverted)."""
         return Statement._from(_lib.call("delta", self._request(epsilon=epsilon)))
 
     def get_delta(self, target_epsilon: float) -> float:

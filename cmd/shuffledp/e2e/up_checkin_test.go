@@ -43,7 +43,7 @@ func TestUpCheckInDropout(t *testing.T) {
 		t.Fatalf("%d accepted + %d dummies for %d forwarded; %d dropped out\n%s", n[1], n[3], n[2], dropped, out)
 	}
 	rounds, eps, _ := clitest.LedgerShow(t, state)
-	acc, err := runCmd(t, "account", "--bound", "rdp-best", "--mechanism", "checkin-gaussian", "--n", "60", "--rate", "0.6", "--sigma", "2",
+	acc, err := runCmd(t, "account", "--bound", "best", "--mechanism", "checkin-gaussian", "--n", "60", "--rate", "0.6", "--sigma", "2",
 		"--adjacency", "replace-one", "--steps", strconv.FormatInt(rounds, 10), "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatalf("account: %v\n%s", err, acc)

@@ -19,7 +19,7 @@ import (
 // upAccountEpsilon returns `account`'s epsilon for the run's event and steps.
 func upAccountEpsilon(t *testing.T, steps string) float64 {
 	t.Helper()
-	acc, err := runCmd(t, "account", "--bound", "rdp-best", "--n", "60", "--k", "10", "--eps0", "2", "--steps", steps, "--delta", "1e-5", "--json")
+	acc, err := runCmd(t, "account", "--bound", "best", "--n", "60", "--k", "10", "--eps0", "2", "--steps", steps, "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatalf("account: %v\n%s", err, acc)
 	}
