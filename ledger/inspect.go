@@ -145,8 +145,8 @@ type Check struct {
 	Accounts []RunCheck
 }
 
-// RunCheck is one run of a Check: its summary by the RDP route (as the
-// ledger prices rounds), the PLD route's interval over the same events
+// RunCheck is one run of a Check: its summary re-accounted by the RDP
+// route of its bound (Reaccount with AccountantRDP), the PLD route's interval over the same events
 // (or why it has none), and the events that are not the event
 // event.RoundEvent builds for their round kind (event.RoundOf).
 type RunCheck struct {
@@ -188,6 +188,9 @@ func CheckAll(ctx context.Context, store Store) (Check, error) {
 		}
 		if s.Rounds == 0 {
 			continue
+		}
+		if _, err := s.Reaccount(AccountantRDP); err != nil { // the RDP route beside the PLD one
+			return c, err
 		}
 		rc := RunCheck{Summary: s}
 		rc.PLD, rc.PLDErr = event.PLD(s.Events, s.Delta)

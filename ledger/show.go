@@ -183,7 +183,14 @@ func (s Summary) WriteText(w io.Writer) error {
 func (c Check) WriteText(w io.Writer, name string) error {
 	fmt.Fprintf(w, "ok: %s, %d runs, %d entries\n", name, c.Runs, c.Entries)
 	for _, r := range c.Accounts {
-		line := fmt.Sprintf("run %s: %d rounds, delta %g: rdp %s (%s)", r.Run, r.Rounds, r.Delta, directed.Upper(r.Epsilon, directed.Digits), r.Bound)
+		label := r.Winner
+		if label == "" {
+			label = r.Bound
+			if event.IsBest(label) {
+				label = "rdp-" + label // the RDP route alone: "best" is printed only for best
+			}
+		}
+		line := fmt.Sprintf("run %s: %d rounds, delta %g: rdp %s (%s)", r.Run, r.Rounds, r.Delta, directed.Upper(r.Epsilon, directed.Digits), label)
 		if r.PLDErr == nil {
 			line += fmt.Sprintf(", pld %s (optimistic %s)", directed.Upper(r.PLD.Upper, directed.Digits), directed.Lower(r.PLD.Lower, directed.Digits))
 		} else {

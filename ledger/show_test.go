@@ -68,8 +68,8 @@ func TestCheckWriteText(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `ok: x.db, 2 runs, 3 entries
-run a: 2 rounds, delta 1e-05: rdp 1.25001 (best), pld 1.10001 (optimistic 1.04999)
-run b: 1 rounds, delta 1e-06: rdp 2 (best), pld: no route
+run a: 2 rounds, delta 1e-05: rdp 1.25001 (rdp-best), pld 1.10001 (optimistic 1.04999)
+run b: 1 rounds, delta 1e-06: rdp 2 (rdp-best), pld: no route
   note: odd event
 `
 	if out.String() != want {
