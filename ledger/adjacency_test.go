@@ -35,7 +35,7 @@ func TestAdjacencyOfRun(t *testing.T) {
 	if s.Adjacency != event.AdjacencyZeroOut || s.Rounds != 2 {
 		t.Errorf("legacy run: %d rounds for %q, want 2 for zero-out", s.Rounds, s.Adjacency)
 	}
-	want, err := event.Epsilon([]event.Composed{{Event: zeroOut, Count: 2}}, "", delta, nil)
+	want, err := event.Best([]event.Composed{{Event: zeroOut, Count: 2}}, delta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
