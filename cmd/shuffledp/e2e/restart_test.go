@@ -177,7 +177,7 @@ func TestServerRestartMidRun(t *testing.T) {
 		t.Fatalf("ledger check: %v\n%s", err, out)
 	}
 	rounds, eps, _ := clitest.LedgerShow(t, shufState)
-	acc, err := runCmd(t, "account", "--bound", "rdp-best", "--n", "40", "--k", "8", "--eps0", "2", "--steps", strconv.FormatInt(rounds, 10), "--delta", "1e-5", "--json")
+	acc, err := runCmd(t, "account", "--bound", "best", "--n", "40", "--k", "8", "--eps0", "2", "--steps", strconv.FormatInt(rounds, 10), "--delta", "1e-5", "--json")
 	if err != nil {
 		t.Fatalf("account: %v\n%s", err, acc)
 	}
