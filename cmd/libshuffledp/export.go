@@ -23,8 +23,8 @@ func shuffledp_call(method, request *C.char) *C.char {
 
 // ledgerShow answers method "ledger.show": the request is ledger.Show as
 // JSON ({"state": DIR} or {"ledger": URL}, "run", "delta", "entries",
-// "accountant": rdp by default), the result what `shuffledp ledger show
-// --json` prints (ledger.Report).
+// "accountant": ledger by default, the run's own number, as `ledger show`),
+// the result what `shuffledp ledger show --json` prints (ledger.Report).
 func ledgerShow(req []byte) []byte {
 	var q struct {
 		State      string  `json:"state"`
@@ -38,7 +38,7 @@ func ledgerShow(req []byte) []byte {
 		return errorJSON(err)
 	}
 	if q.Accountant == "" {
-		q.Accountant = "rdp"
+		q.Accountant = ledger.AccountantLedger // the run's one number
 	}
 	r, err := ledger.Show{Source: ledger.Source{Dir: q.State, Target: q.Ledger}, Run: q.Run, Delta: q.Delta, Entries: q.Entries,
 		Accountant: q.Accountant}.Report(context.Background())
