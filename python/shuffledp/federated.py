@@ -461,7 +461,8 @@ def ledger(state: str, **kw: Any) -> Dict[str, Any]:
     """The shuffler's ledger of the run in state, as ``shuffledp ledger show
     --state DIR --json`` prints it (``epsilon``, ``delta``, ``rounds``,
     ``bound``, ``events``...); keywords: ``run``, ``delta``, ``entries``,
-    ``accountant`` (rdp, pld or best)."""
+    ``accountant`` (ledger, the default: the run's own number, which its
+    records carry; rdp, pld or best)."""
     return _lib.call("ledger.show", dict(kw, state=state))
 
 
