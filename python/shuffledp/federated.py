@@ -407,13 +407,15 @@ class _Follower(threading.Thread):
             raise self.error
 
 
-def up(app: App, *, state: str, clients: int, sample: int, rounds: Optional[int] = None,
+def up(app: App, *, state: str, clients: int, sample: Optional[int] = None, rounds: Optional[int] = None,
        on_eval: Optional[Callable[[Dict[str, Any]], None]] = None, env: Optional[Dict[str, str]] = None,
        **flags: Any) -> List[Dict[str, Any]]:
     """Run a whole deployment on this machine (``shuffledp up``): the server,
     the shuffler and the client processes on loopback, each a Python process
     with app's functions, until the run ends. ``rounds`` sets the number of
-    rounds (``epochs = rounds * sample / clients``); every other keyword is a
+    rounds (``epochs = rounds * sample / clients``; with
+    ``participation="checkin"`` there is no ``sample``: the expected batch
+    ``rate * clients``, rounded, takes its place); every other keyword is a
     flag of ``shuffledp up`` with ``_`` for ``-`` (``randomizer``, ``eps0``,
     ``clip``, ``clip_norm``, ``sigma``, ``delta``, ``target_epsilon``,
     ``eval_every``, ``round_timeout``, ``release_when_complete``,
@@ -426,18 +428,27 @@ def up(app: App, *, state: str, clients: int, sample: int, rounds: Optional[int]
     ledger's, ...) as it is written; the records of this call are returned.
     env is added to the role processes' environment (this process's own is
     the one it had when the shared library was loaded)."""
-    for name, v in (("clients", clients), ("sample", sample)):
+    checkin = flags.get("participation") == "checkin"
+    if checkin and sample is not None:
+        raise TypeError("sample does not apply to participation checkin (the batch size is random: give rate)")
+    for name, v in (("clients", clients),) + ((("sample", sample),) if not checkin else ()):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    per_round = sample
+    if checkin:
+        rate = flags.get("rate")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
+            raise ValueError(f"rate must be in (0, 1] with participation checkin, got {rate!r}")
+        per_round = max(1, int(math.floor(rate * clients + 0.5)))  # Go's expected batch, math.Round
     if rounds is not None:
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
             raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
         if "epochs" in flags:
             raise TypeError("give rounds or epochs, not both")
-        flags["epochs"] = rounds * sample / clients
+        flags["epochs"] = rounds * per_round / clients
     if "model" in flags:
         raise TypeError("model is the App's: the model is external")
-    args = [f"--state={state}", f"--clients={clients}", f"--sample={sample}"] + _flags(flags)
+    args = [f"--state={state}", f"--clients={clients}"] + ([f"--sample={sample}"] if sample is not None else []) + _flags(flags)
     pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     extra_env = env
     env = [f"PYTHONPATH={os.pathsep.join([pkg_root] + [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p])}"]

@@ -87,6 +87,24 @@ def test_examples_per_client(tmp_path):
     assert all(0 <= e < 24 for e in flat)
 
 
+@pytest.mark.parametrize("kw", [
+    dict(randomizer="gaussian", sigma=2.0, clip=1, sample=4),
+    dict(randomizer="gaussian", sigma=2.0, clip=1, participation="checkin", rate=0.6, clients=64),
+    dict(randomizer="privunit", eps0=4, clip=1, sample=4),
+])
+def test_other_randomizers(tmp_path, kw):
+    """The Gaussian randomizer (sampled, and with check-in: no sample, the
+    rounds from the expected batch) and PrivUnit: the run finishes its rounds
+    and epsilon is the ledger's."""
+    state = str(tmp_path / "run")
+    kw.setdefault("clients", 8)
+    recs = federated.up(APP, state=state, rounds=2, release_when_complete=True, dataset="synthetic",
+                        round_timeout="5s", eval_every=1, **kw)
+    led = federated.ledger(state)
+    assert [r["round"] for r in recs] == [0, 1, 2] and led["rounds"] == 2
+    assert recs[-1]["epsilon"] == led["epsilon"] > 0
+
+
 def test_client_function_arity():
     assert federated.App(fedapp.init, fedapp.client_update, fedapp.server_update).client_takes_examples
     assert not federated.App(fedapp.init, fedapp.two_argument_update, fedapp.server_update).client_takes_examples
