@@ -39,7 +39,11 @@ func Label(bound, route, winner string, evaluatedAt int64, conjecture bool) stri
 }
 
 // Label is the record's epsilon statement named (Label of its Bound,
-// Route, BoundWinner, EvaluatedAt and Conjecture); "" without a bound.
+// Route, BoundWinner, EvaluatedAt and Conjecture); "" without a bound, the
+// bare bound before the first round (nothing spent, no route attains it).
 func (r Record) Label() string {
+	if r.LedgerRounds != nil && *r.LedgerRounds == 0 {
+		return r.Bound
+	}
 	return Label(r.Bound, r.Route, r.BoundWinner, r.EvaluatedAt, r.Conjecture)
 }
