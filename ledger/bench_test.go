@@ -3,10 +3,13 @@ package ledger
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // BenchmarkDebit measures one Debit: pricing the event against the run's
@@ -257,5 +260,37 @@ func BenchmarkFencedDebit(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkStatement is the ledger's per-round cost of its statement for a
+// run of rounds of one subsampled-shuffle event (n = 60,000, k = 1,000,
+// eps0 = 2, delta = 1e-5): "cheap" is a round between checkpoints (the RDP
+// route on memoized curves, the costly routes from the cache), "checkpoint"
+// a round whose checkpoint is new (the approximate-DP and PLD routes
+// evaluated once: run with -benchtime 1x).
+func BenchmarkStatement(b *testing.B) {
+	ev := event.Event{Mechanism: event.SubsampledShuffle, N: 60000, K: 1000, Eps0: 2}
+	for _, rounds := range []int64{64, 1000, 10557} {
+		groups := []event.Composed{{Event: ev, Count: rounds}}
+		b.Run(fmt.Sprintf("cheap/rounds=%d", rounds), func(b *testing.B) {
+			bk := newBook(RunInfo{Run: "r", Delta: 1e-5, Bound: "best"})
+			if _, err := bk.statement(groups, 1e-5, true); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := bk.statement(groups, 1e-5, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("checkpoint/rounds=%d", rounds), func(b *testing.B) {
+			for b.Loop() {
+				bk := newBook(RunInfo{Run: "r", Delta: 1e-5, Bound: "best"})
+				if _, err := bk.statement(groups, 1e-5, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
