@@ -192,7 +192,7 @@ func TestUpWithCallbacks(t *testing.T) {
 	if *recs[0].TestAccuracy != 1/(1+math.Sqrt(0.3*0.3+0.2*0.2+0.1*0.1)) {
 		t.Errorf("round 0: test accuracy %v, not the evaluation function's at theta_0 = 0", *recs[0].TestAccuracy)
 	}
-	rep, err := ledger.Show{Source: ledger.Source{Dir: state}, Accountant: "rdp"}.Report(context.Background())
+	rep, err := ledger.Show{Source: ledger.Source{Dir: state}, Accountant: ledger.AccountantLedger}.Report(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
