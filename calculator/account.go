@@ -14,6 +14,16 @@ import (
 // reads its text (an integer as an integer, delta a/b as the quotient
 // string), so that the page and the command answer the same question.
 func accountJSON(q Query, bound string) ([]byte, error) {
+	b, err := requestJSON(q, bound)
+	if err != nil {
+		return nil, err
+	}
+	return account.EvaluateJSON(b)
+}
+
+// requestJSON is the JSON request (account.ParseRequest's input) of q's
+// flags with --bound bound.
+func requestJSON(q Query, bound string) ([]byte, error) {
 	req := map[string]any{ParamMechanism: q.Mechanism, "bound": bound}
 	for key, s := range q.Values {
 		switch key {
@@ -39,9 +49,5 @@ func accountJSON(q Query, bound string) ([]byte, error) {
 			req[key] = s
 		}
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	return account.EvaluateJSON(b)
+	return json.Marshal(req)
 }

@@ -15,11 +15,12 @@ const (
 	MethodCompute    = "compute"    // every bound for a page state (Compute)
 	MethodCurveSteps = "curveSteps" // the round counts of the curve (CurveSteps)
 	MethodPoint      = "point"      // best's epsilon after steps rounds (Point)
+	MethodPreview    = "preview"    // the fast rows, shown before compute's answer (Preview)
 )
 
 // Methods lists Call's methods.
 func Methods() []string {
-	return []string{MethodSchema, MethodCompute, MethodCurveSteps, MethodPoint}
+	return []string{MethodSchema, MethodCompute, MethodCurveSteps, MethodPoint, MethodPreview}
 }
 
 // ErrUnknownMethod is Call's error for a method it does not have.
@@ -33,7 +34,7 @@ func Call(method, query string, steps int64) string {
 	switch method {
 	case MethodSchema:
 		return reply(DefaultSchema(), nil)
-	case MethodCompute, MethodCurveSteps, MethodPoint:
+	case MethodCompute, MethodCurveSteps, MethodPoint, MethodPreview:
 	default:
 		return reply(nil, fmt.Errorf("%w %q (the methods: %v)", ErrUnknownMethod, method, Methods()))
 	}
@@ -46,6 +47,8 @@ func Call(method, query string, steps int64) string {
 		return reply(Compute(q))
 	case MethodPoint:
 		return reply(Point(q, steps))
+	case MethodPreview:
+		return reply(Preview(q))
 	}
 	t, err := ParseCount(q.Values[ParamSteps])
 	if err != nil {

@@ -32,6 +32,7 @@ func serve() {
 	api.Set("compute", call(calculator.MethodCompute, false))
 	api.Set("curveSteps", call(calculator.MethodCurveSteps, false))
 	api.Set("point", call(calculator.MethodPoint, true))
+	api.Set("preview", call(calculator.MethodPreview, false))
 	js.Global().Set("shuffledp", api)
 	select {}
 }

@@ -7,6 +7,7 @@
 //	compute(query)       every bound for a page state (calculator.Compute)
 //	point(query, steps)  best's epsilon after steps rounds (calculator.Point)
 //	curveSteps(query)    the round counts of the curve (calculator.CurveSteps)
+//	preview(query)       the fast rows, shown first (calculator.Preview)
 //
 // Every answer is {"result": ...} or {"error": "..."}: calculator.Call, the
 // same function a natively served calculator answers the page with. This

@@ -8,11 +8,19 @@ const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
 
 let schema = null; // from the module: mechanisms, fields, default
-let worker = null;
+// The workers, each with its own accountant: the first computes the rows
+// (preview, then result) and then a share of the curve's points; the
+// others draw the rest of the curve meanwhile, so the page takes about as
+// long as its longest share instead of the sum.
+const nWorkers = Math.max(2, Math.min(4, navigator.hardwareConcurrency || 2));
+let workers = [];
 let busy = false;
 let requestId = 0;
 let curve = []; // points of the current request: {steps, epsilon, text, bound}
 let curveSteps = [];
+let result = null; // the current request's answer, once it came
+let partsDone = 0;
+let started = 0; // performance.now() at the request
 
 function setStatus(state, text) {
   const s = $('status');
@@ -26,13 +34,17 @@ function showError(msg) {
   e.hidden = !msg;
 }
 
-function startWorker() {
-  worker = new Worker('worker.js');
-  worker.onmessage = onMessage;
-  worker.onerror = (ev) => {
-    setStatus('error', 'The accountant stopped.');
-    showError(ev.message || 'worker error');
-  };
+function startWorkers() {
+  workers = [];
+  for (let i = 0; i < nWorkers; i++) {
+    const w = new Worker('worker.js');
+    w.onmessage = onMessage;
+    w.onerror = (ev) => {
+      setStatus('error', 'The accountant stopped.');
+      showError(ev.message || 'worker error');
+    };
+    workers.push(w);
+  }
 }
 
 function mechanismOf(name) {
@@ -141,17 +153,45 @@ function compute() {
   const query = formQuery();
   history.replaceState(null, '', '?' + query);
   if (busy) {
-    // The module answers one call at a time: drop the running one.
-    worker.terminate();
-    startWorker();
+    // A module answers one call at a time: drop the running ones.
+    for (const w of workers) w.terminate();
+    startWorkers();
   }
   busy = true;
   requestId++;
   curve = [];
   curveSteps = [];
+  result = null;
+  partsDone = 0;
+  started = performance.now();
   showError('');
   setStatus('computing', 'Computing\u2026');
-  worker.postMessage({ id: requestId, query });
+  workers[0].postMessage({ id: requestId, kind: 'compute', query });
+  workers.forEach((w, i) => w.postMessage({ id: requestId, kind: 'curve', query, part: (i + 1) % nWorkers, parts: nWorkers }));
+}
+
+// addLastPoint adds the curve's last point, best at the run's rounds, from
+// the result once both it and the round counts are known.
+function addLastPoint() {
+  if (!result || !curveSteps.length) return;
+  const last = curveSteps[curveSteps.length - 1];
+  if (curve.some((p) => p.steps === last)) return;
+  const best = result.best;
+  curve.push({ steps: last, epsilon: best.epsilon, text: best.text, bound: best.winning_bound || best.bound });
+  drawCurve();
+}
+
+// finish ends the request once the result and every share of the curve
+// are in.
+function finish() {
+  if (!result || partsDone < nWorkers) {
+    if (result) {
+      setStatus('curve', 'Drawing the curve over rounds: ' + curve.length + ' of ' + curveSteps.length + '\u2026');
+    }
+    return;
+  }
+  busy = false;
+  setStatus('done', 'Done in ' + ((performance.now() - started) / 1000).toFixed(1) + ' s.');
 }
 
 function onMessage(ev) {
@@ -174,19 +214,29 @@ function onMessage(ev) {
   }
   if (m.id !== requestId) return; // an answer to a request replaced since
   switch (m.type) {
+    case 'preview':
+      if (result || m.answer.error) break; // the result says it all
+      renderPreview(m.answer.result);
+      setStatus('computing', 'Showing the RDP bounds (' + (m.ms / 1000).toFixed(1) + ' s); computing best, PLD and the rest\u2026');
+      break;
     case 'result':
       if (m.answer.error) {
         busy = false;
+        requestId++; // the curve of these parameters is not wanted
         $('results').hidden = true;
         setStatus('error', 'No answer for these parameters.');
         showError(m.answer.error);
         return;
       }
-      renderResult(m.answer.result);
-      setStatus('curve', 'Computed in ' + (m.ms / 1000).toFixed(1) + ' s; drawing the curve over rounds\u2026');
+      result = m.answer.result;
+      renderResult(result);
+      if (curve.length) drawCurve();
+      addLastPoint();
+      finish();
       break;
     case 'curve-steps':
       curveSteps = m.steps;
+      addLastPoint();
       break;
     case 'point':
       if (m.answer.error) {
@@ -195,13 +245,50 @@ function onMessage(ev) {
       }
       curve.push(m.answer.result);
       drawCurve();
-      setStatus('curve', 'Drawing the curve over rounds: ' + curve.length + ' of ' + curveSteps.length + '\u2026');
+      finish();
       break;
     case 'curve-done':
-      busy = false;
+      partsDone++;
       if (m.error) showError('curve: ' + m.error);
-      setStatus('done', 'Done in ' + (m.ms / 1000).toFixed(1) + ' s.');
+      finish();
       break;
+  }
+}
+
+// renderPreview shows the fast rows (the RDP bounds) while the others are
+// computed: best and the rest follow with the result, which replaces it.
+function renderPreview(rows) {
+  $('results').hidden = false;
+  $('best-epsilon').textContent = 'computing\u2026';
+  delete $('best-epsilon').dataset.value;
+  $('best-bound').textContent = '';
+  $('interval').hidden = true;
+  renderRows(rows, '');
+}
+
+// renderRows fills the table of bounds (winner: the bound that attains
+// best, highlighted).
+function renderRows(rows, winner) {
+  const tbody = $('bounds').tBodies[0];
+  tbody.replaceChildren();
+  for (const row of rows) {
+    const tr = document.createElement('tr');
+    tr.dataset.bound = row.bound;
+    // A conjecture row (the JSON's "conjecture": the ICLR'23 Gaussian bounds,
+    // best-conjecture) is no proven guarantee: its bound cell says so.
+    tr.className = 'kind-' + row.kind + (row.conjecture ? ' conjecture' : '') + (row.bound === winner ? ' winner' : '');
+    const cells = [row.bound + (row.conjecture ? ' (conjecture)' : ''), row.text, row.kind, row.order ? String(row.order) : '\u2013', row.note || ''];
+    cells.forEach((text, i) => {
+      const td = document.createElement('td');
+      td.textContent = text;
+      if (i === 1) {
+        td.className = 'eps';
+        td.dataset.value = String(row.epsilon);
+      }
+      if (i === 4) td.className = 'note';
+      tr.appendChild(td);
+    });
+    tbody.appendChild(tr);
   }
 }
 
@@ -230,27 +317,7 @@ function renderResult(r) {
     li.textContent = w;
     warn.appendChild(li);
   }
-  const tbody = $('bounds').tBodies[0];
-  tbody.replaceChildren();
-  for (const row of r.rows) {
-    const tr = document.createElement('tr');
-    tr.dataset.bound = row.bound;
-    // A conjecture row (the JSON's "conjecture": the ICLR'23 Gaussian bounds,
-    // best-conjecture) is no proven guarantee: its bound cell says so.
-    tr.className = 'kind-' + row.kind + (row.conjecture ? ' conjecture' : '') + (row.bound === best.winning_bound ? ' winner' : '');
-    const cells = [row.bound + (row.conjecture ? ' (conjecture)' : ''), row.text, row.kind, row.order ? String(row.order) : '\u2013', row.note || ''];
-    cells.forEach((text, i) => {
-      const td = document.createElement('td');
-      td.textContent = text;
-      if (i === 1) {
-        td.className = 'eps';
-        td.dataset.value = String(row.epsilon);
-      }
-      if (i === 4) td.className = 'note';
-      tr.appendChild(td);
-    });
-    tbody.appendChild(tr);
-  }
+  renderRows(r.rows, best.winning_bound);
   $('command').textContent = r.command;
   $('json').textContent = JSON.stringify(r.account, null, 2);
   $('curve').replaceChildren();
@@ -317,4 +384,4 @@ async function copyLink() {
   }
 }
 
-startWorker();
+startWorkers();

@@ -28,6 +28,7 @@ async function nativeAPI() {
     compute: (q) => call('compute', q),
     curveSteps: (q) => call('curveSteps', q),
     point: (q, t) => call('point', q, t),
+    preview: (q) => call('preview', q),
   };
 }
 
@@ -59,29 +60,36 @@ ready.then(
   (err) => postMessage({ type: 'fatal', error: String(err) }),
 );
 
+// Two kinds of work, each posted back as it finishes (the page runs one
+// worker that computes and others that draw the curve, in parallel):
+// - {kind: 'compute'}: the preview (the RDP rows, milliseconds), then every
+//   bound (the result);
+// - {kind: 'curve', part, parts}: the round counts of the curve (part 0
+//   posts them), then the points whose index is part modulo parts, except
+//   the last, which is the result's best (the same call at the same rounds).
 self.onmessage = async (ev) => {
   const api = await ready;
-  const { id, query } = ev.data;
+  const { id, kind, query } = ev.data;
   const t0 = performance.now();
-  const answer = JSON.parse(await api.compute(query));
-  postMessage({ type: 'result', id, answer, ms: performance.now() - t0 });
-  if (answer.error) return;
+  if (kind === 'compute') {
+    const preview = JSON.parse(await api.preview(query));
+    postMessage({ type: 'preview', id, answer: preview, ms: performance.now() - t0 });
+    const answer = JSON.parse(await api.compute(query));
+    postMessage({ type: 'result', id, answer, ms: performance.now() - t0 });
+    return;
+  }
+  const { part, parts } = ev.data;
   const steps = JSON.parse(await api.curveSteps(query));
   if (steps.error) {
-    postMessage({ type: 'curve-done', id, error: steps.error });
+    postMessage({ type: 'curve-done', id, part, error: steps.error });
     return;
   }
   const ts = steps.result || []; // none for zero rounds
-  postMessage({ type: 'curve-steps', id, steps: ts });
-  const best = answer.result.best;
-  const last = ts[ts.length - 1];
-  for (const t of ts) {
-    // The last point is the result's best (the same call at the same rounds).
-    const p = t === last
-      ? { result: { steps: t, epsilon: best.epsilon, text: best.text, bound: best.winning_bound || best.bound } }
-      : JSON.parse(await api.point(query, t));
+  if (part === 0) postMessage({ type: 'curve-steps', id, steps: ts });
+  for (let i = part; i < ts.length - 1; i += parts) {
+    const p = JSON.parse(await api.point(query, ts[i]));
     postMessage({ type: 'point', id, answer: p });
     if (p.error) break;
   }
-  postMessage({ type: 'curve-done', id, ms: performance.now() - t0 });
+  postMessage({ type: 'curve-done', id, part, ms: performance.now() - t0 });
 };

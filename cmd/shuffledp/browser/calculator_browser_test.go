@@ -44,6 +44,9 @@ var calculatorBrowserCases = []struct {
 	{"checkin-gaussian", "mechanism=checkin-gaussian&n=60000&rate=0.01&sigma=1&steps=20&delta=1e-5", false, false},
 	{"sampled-gaussian", "mechanism=sampled-gaussian&rate=0.1&sigma=2&steps=8&delta=1/60000", true, false},
 	{"no-rounds", "mechanism=shuffle-gaussian&n=1000&sigma=1&steps=0&delta=1e-5", false, false},
+	// The calculator's default (NeurIPS'21 Fig. 2a): its time in the browser
+	// is logged (docs/calculator.md, "Speed").
+	{"fig2a-default", "mechanism=subsampled-shuffle&n=1000000&k=1000&eps0=2&steps=100000&delta=1e-8", false, true},
 }
 
 // calculatorScreenshotCase is the case whose page is saved (the window,
