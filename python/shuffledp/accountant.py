@@ -22,7 +22,10 @@ class Statement:
     """An (epsilon, delta) statement of a composition (Go's
     account.Statement): ``bound`` asked for, ``winning_bound`` and
     ``route`` of best, the RDP ``order`` and ``conversion``, ``kind``
-    ("upper": a guarantee; "rdp-lower": not one)."""
+    ("upper": a guarantee; "rdp-lower": not one). ``conjecture`` is True
+    when the number rests on a conjecture (the ICLR'23 shuffle Gaussian
+    bounds, reached only through bound="best-conjecture" or by name): then
+    it is no proven guarantee, and ``assumption`` says which."""
 
     bound: str
     epsilon: float
@@ -36,6 +39,7 @@ class Statement:
     at_grid_edge: bool = False
     adjacency: str = ""
     assumption: str = ""
+    conjecture: bool = False
     routes: List[Dict[str, Any]] = field(default_factory=list)
 
     @staticmethod
@@ -44,7 +48,7 @@ class Statement:
                          winning_bound=d.get("winning_bound", ""), route=d.get("route", ""), order=d.get("order", 0.0),
                          conversion=d.get("conversion", ""), at_grid_edge=d.get("at_grid_edge", False),
                          adjacency=d.get("adjacency", ""), assumption=d.get("assumption", ""),
-                         routes=d.get("routes", []))
+                         conjecture=d.get("conjecture", False), routes=d.get("routes", []))
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,8 @@ class AccountResult:
     ``upper`` is the main row's upper bound on epsilon (a guarantee; None
     for an RDP lower bound, which guarantees nothing), ``lower`` its lower
     bound on epsilon (the certified lower end; None otherwise): read these,
-    not ``epsilon``, whose meaning depends on ``kind``."""
+    not ``epsilon``, whose meaning depends on ``kind``. ``conjecture`` is
+    True when the main row rests on a conjecture (no proven guarantee)."""
 
     epsilon: float
     delta: float
@@ -185,6 +190,7 @@ class AccountResult:
     json: str
     upper: Optional[float] = None
     lower: Optional[float] = None
+    conjecture: bool = False
 
     def row(self, bound: str) -> Dict[str, Any]:
         """The row of one bound (with bound="all")."""
@@ -244,7 +250,7 @@ def account(mechanism: Optional[str] = None, *, n: Optional[int] = None, k: Opti
     return AccountResult(epsilon=d["epsilon"], delta=d["delta"], bound=d["bound"], winning_bound=d.get("winning_bound", ""),
                          kind=d["kind"], interval=tuple(d["interval"]) if "interval" in d else None,
                          rows=d.get("all", []), warnings=d.get("warnings", []), raw=d, json=text,
-                         upper=d.get("upper"), lower=d.get("lower"))
+                         upper=d.get("upper"), lower=d.get("lower"), conjecture=d.get("conjecture", False))
 
 
 @dataclass(frozen=True)

@@ -158,3 +158,17 @@ def test_reprs_show_the_event():
     assert repr(shuffledp.SubsampledShuffleEvent(n=60000, k=600, eps0=1)) == "SubsampledShuffleEvent(n=60000, k=600, eps0=1.0)"
     acct = shuffledp.Accountant().compose(tree)
     assert "SampledGaussianEvent(n=0, sigma=1.1, rate=0.01" in repr(acct)
+
+
+def test_conjecture_is_labelled():
+    # best is proven; the ICLR'23 bounds are conjectures, reached by name or best-conjecture
+    e = shuffledp.SubsampledShuffleGaussianEvent(n=60000, k=600, sigma=2)
+    proven = shuffledp.Accountant().compose(e, 100).epsilon_statement(1e-5)
+    assert not proven.conjecture
+    conj = shuffledp.Accountant(bound="iclr23-thm2").compose(e, 100).epsilon_statement(1e-5)
+    assert conj.conjecture and conj.epsilon < proven.epsilon
+    r = shuffledp.account(mechanism="subsampled-shuffle-gaussian", n=60000, k=600, sigma=2, steps=100, delta=1e-5,
+                          bound="iclr23-thm2")
+    assert r.conjecture and r.raw["conjecture"] is True
+    assert not shuffledp.account(mechanism="subsampled-shuffle-gaussian", n=60000, k=600, sigma=2, steps=100,
+                                 delta=1e-5).conjecture
