@@ -285,3 +285,23 @@ func tlsStub() *tls.Config {
 	return &tls.Config{MinVersion: tls.VersionTLS13, ClientAuth: tls.RequestClientCert, ClientCAs: x509.NewCertPool(),
 		VerifyConnection: func(tls.ConnectionState) error { return errors.New("stub") }}
 }
+
+// TestShufflerRefusesAnotherBound: the shuffler's ledger is the budget's
+// authority, so a server's run of another bound (best against the opt-in
+// best-conjecture, either way) is refused naming --bound; an older server
+// publishing none is a best run.
+func TestShufflerRefusesAnotherBound(t *testing.T) {
+	for _, c := range []struct {
+		own, server string
+		ok          bool
+	}{
+		{"best", "", true}, {"", "best", true}, {"best-conjecture", "best-conjecture", true},
+		{"best", "best-conjecture", false}, {"best-conjecture", "", false},
+	} {
+		s := &Shuffler{cfg: ShufflerConfig{Delta: 1e-5, Bound: c.own}}
+		_, err := s.budgetParams(&pb.RunSpec{Delta: 1e-5, Bound: c.server})
+		if c.ok != (err == nil) || (err != nil && (!strings.HasPrefix(err.Error(), "bound:") || !strings.Contains(err.Error(), "--bound"))) {
+			t.Errorf("own bound %q, server's %q: %v", c.own, c.server, err)
+		}
+	}
+}
