@@ -128,7 +128,7 @@ func sameFloat(a, b *float64) bool {
 // of the stream (the role stopped serving).
 func waitEnded(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		ended, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.body.dataset.ended === "true"`))
 		if err != nil {
 			t.Fatalf("%s page: %v", name, err)
@@ -550,7 +550,7 @@ func startPrometheus(t *testing.T, dir string) *prometheusServer {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get("http://" + p.addr + "/-/ready"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {

@@ -183,7 +183,7 @@ func TestThreeHostsNetns(t *testing.T) {
 	dump := func() string {
 		return fmt.Sprintf("server:\n%s\nshuffler:\n%s\nclients 0:30:\n%s\nclients 30:60:\n%s", srvOut, shfOut, clientOut[0], clientOut[1])
 	}
-	timer := time.AfterFunc(60*time.Second, func() { // a hung run fails instead of reaching the test timeout
+	timer := time.AfterFunc(3*time.Minute, func() { // a hung run fails instead of reaching the test timeout
 		for _, c := range append([]*exec.Cmd{srv, shf}, clients...) {
 			c.Process.Kill()
 		}
