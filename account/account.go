@@ -9,7 +9,7 @@
 // returns its rows; Answer.Output is the object `shuffledp account --json`
 // prints, and EvaluateJSON maps a JSON request to exactly those bytes (for
 // the shared library of the Python package and the WebAssembly
-// calculator). The bounds themselves are package event's (RDP curves, the
+// calculator). The bounds themselves are package route's (RDP curves, the
 // best over every route, PLD, the certified interval) and package
 // approxdp's (the approximate-DP baselines); each round's event is built
 // by event.RoundEvent, as the simulation and the shuffler's ledger build
@@ -25,6 +25,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // BoundAll is the Request.Bound that asks for every applicable bound side
@@ -177,11 +178,11 @@ type Row struct {
 	Witness    string    `json:"witness,omitempty"`
 	// Routes lists, for "best", every route it compared (the winner
 	// included), each with its epsilon and the bound that attains it.
-	Routes     []event.RouteResult `json:"routes,omitempty"`
+	Routes     []route.RouteResult `json:"routes,omitempty"`
 	AtGridEdge bool                `json:"at_grid_edge,omitempty"`
 	Conversion string              `json:"conversion,omitempty"`
 	// Conjecture is true when Epsilon rests on a conjecture (a shuffle
-	// Gaussian bound of event.IsConjecture attains it): not a proven
+	// Gaussian bound of route.IsConjecture attains it): not a proven
 	// guarantee. Never set for "best".
 	Conjecture bool   `json:"conjecture,omitempty"`
 	Note       string `json:"note,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/calibrate"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // Calibration is the answer of Calibrate, and the JSON of `shuffledp
@@ -63,7 +64,7 @@ func Calibrate(req Request, solve string, target float64) (Calibration, error) {
 	refine := false
 	if req.Bound == accounting.BoundBest || req.Bound == "" {
 		req.Bound = BoundBestNoPLD
-		refine = event.HasPLDRoute(req.Mechanism)
+		refine = route.HasPLDRoute(req.Mechanism)
 	}
 	// Placeholders so that the request validates; the search sets them.
 	req = withParam(req, solve, 1)
@@ -80,7 +81,7 @@ func Calibrate(req Request, solve string, target float64) (Calibration, error) {
 	}
 	pr := calibrate.Problem{Param: calibrate.Param(solve), Target: target, N: req.N, Cheap: epsAt(req.Bound)}
 	if refine {
-		pr.Refine = epsAt(event.BoundPLD)
+		pr.Refine = epsAt(route.BoundPLD)
 		req.Bound = accounting.BoundBest
 	}
 	sol, err := calibrate.Solve(pr)

@@ -6,6 +6,7 @@ import (
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/calibrate"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // TestCalibrateAgreesWithRoundEvent: for every round kind, the event
@@ -46,7 +47,7 @@ func TestCalibrateAgreesWithRoundEvent(t *testing.T) {
 			if got := at.Event(); got != want {
 				t.Errorf("Calibrate prices %s; RoundEvent of the run's round is %s", got, want)
 			}
-			g, err := event.Epsilon([]event.Composed{{Event: want, Count: cal.Steps}}, accounting.BoundBest, delta, nil)
+			g, err := route.Epsilon([]event.Composed{{Event: want, Count: cal.Steps}}, accounting.BoundBest, delta, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // callResult decodes Call's response, failing on an error.
@@ -35,7 +36,7 @@ func callError(method, req string) string {
 }
 
 // Call's methods give what the Go functions give: account the Output of
-// EvaluateJSON, epsilon event.Best's epsilon and winner, delta the inverse
+// EvaluateJSON, epsilon route.Best's epsilon and winner, delta the inverse
 // of epsilon on the RDP route, event the parsed event; errors are the
 // functions' messages.
 func TestCall(t *testing.T) {
@@ -60,12 +61,12 @@ func TestCall(t *testing.T) {
 	ev, _ := json.Marshal(events)
 	var s Statement
 	callResult(t, "epsilon", `{"events":`+string(ev)+`,"delta":1e-5}`, &s)
-	best, err := event.Best(events, 1e-5, nil)
+	best, err := route.Best(events, 1e-5, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Epsilon != best.Epsilon || s.Winner != best.Winner || s.Route != best.Route || s.Rounds != 100 || s.Kind != "upper" {
-		t.Errorf("epsilon: %+v, event.Best %+v", s, best)
+		t.Errorf("epsilon: %+v, route.Best %+v", s, best)
 	}
 	var r Statement
 	callResult(t, "epsilon", `{"events":`+string(ev)+`,"delta":1e-5,"bound":"rdp-best"}`, &r)

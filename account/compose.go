@@ -7,6 +7,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // Statement is the (epsilon, delta) guarantee of a composition of events
@@ -16,7 +17,7 @@ import (
 type Statement struct {
 	// Bound is the bound asked for; Winner names, for best, the bound or
 	// route component that attains Epsilon; Route is the winning route of
-	// best (event.RouteRDP, event.RouteApproxDP or event.RoutePLD).
+	// best (route.RouteRDP, route.RouteApproxDP or route.RoutePLD).
 	Bound  string `json:"bound"`
 	Winner string `json:"winning_bound,omitempty"`
 	Route  string `json:"route,omitempty"`
@@ -33,11 +34,11 @@ type Statement struct {
 	// RDP lower bound: not a guarantee).
 	Kind string `json:"kind"`
 	// Routes lists, for best, every route compared.
-	Routes []event.RouteResult `json:"routes,omitempty"`
+	Routes []route.RouteResult `json:"routes,omitempty"`
 	// Adjacency is the neighbouring relation the statement is for.
 	Adjacency string `json:"adjacency,omitempty"`
 	// Conjecture is true, and Assumption the unproven claim
-	// (event.Assumption), when the statement rests on a conjecture (the
+	// (route.Assumption), when the statement rests on a conjecture (the
 	// worst-case pair of the shuffle Gaussian mechanism): asked for by
 	// name or by best-conjecture, never by best.
 	Conjecture bool   `json:"conjecture,omitempty"`
@@ -59,11 +60,11 @@ func checkComposed(events []event.Composed) error {
 }
 
 // EpsilonOf is the epsilon at delta of the composition of events under
-// bound: for best (or "") the minimum over every valid route (event.Best:
+// bound: for best (or "") the minimum over every valid route (route.Best:
 // RDP, the approximate-DP baselines of identical rounds, PLD), naming the
-// winner; for pld the PLD accountant's pessimistic end (event.PLD); for
+// winner; for pld the PLD accountant's pessimistic end (route.PLD); for
 // rdp-best the RDP route of best alone; for any RDP bound of the events'
-// mechanisms event.Account. orders nil means the events' default grids.
+// mechanisms route.Account. orders nil means the events' default grids.
 // The epsilon is never NaN, infinite or negative (an error instead).
 func EpsilonOf(events []event.Composed, bound string, delta float64, orders []float64) (Statement, error) {
 	if err := checkComposed(events); err != nil {
@@ -77,36 +78,36 @@ func EpsilonOf(events []event.Composed, bound string, delta float64, orders []fl
 	}
 	var s Statement
 	switch bound {
-	case accounting.BoundBest, event.BoundBestConjecture:
-		b, err := event.BestWith(events, bound, delta, orders)
+	case accounting.BoundBest, route.BoundBestConjecture:
+		b, err := route.BestWith(events, bound, delta, orders)
 		if err != nil {
 			return Statement{}, err
 		}
 		s = fromResult(bound, b.Result)
 		s.Route, s.Routes = b.Route, b.Routes
-	case event.BoundPLD:
-		r, err := event.PLD(events, delta)
+	case route.BoundPLD:
+		r, err := route.PLD(events, delta)
 		if err != nil {
 			return Statement{}, err
 		}
-		s = Statement{Bound: bound, Epsilon: r.Upper, Delta: r.Delta, Kind: accounting.KindUpper, Route: event.RoutePLD,
+		s = Statement{Bound: bound, Epsilon: r.Upper, Delta: r.Delta, Kind: accounting.KindUpper, Route: route.RoutePLD,
 			Rounds: r.Rounds, Adjacency: event.ComposedAdjacency(events)}
 	default:
 		b := bound
 		if b == BoundRDPBest {
 			b = accounting.BoundBest
 		}
-		r, err := event.Account(events, b, delta, orders)
-		var unknown *event.UnknownBoundError
+		r, err := route.Account(events, b, delta, orders)
+		var unknown *route.UnknownBoundError
 		if errors.As(err, &unknown) {
 			return Statement{}, fmt.Errorf("--bound %q does not apply to these events; use best, %s, %s or an RDP bound of their mechanism (%v)",
-				bound, event.BoundPLD, BoundRDPBest, err)
+				bound, route.BoundPLD, BoundRDPBest, err)
 		}
 		if err != nil {
 			return Statement{}, err
 		}
 		s = fromResult(bound, r)
-		s.Route = event.RouteRDP
+		s.Route = route.RouteRDP
 	}
 	if math.IsNaN(s.Epsilon) || math.IsInf(s.Epsilon, 0) || s.Epsilon < 0 {
 		return Statement{}, fmt.Errorf("%s: internal error: epsilon %g is not a finite non-negative number", bound, s.Epsilon)
@@ -114,7 +115,7 @@ func EpsilonOf(events []event.Composed, bound string, delta float64, orders []fl
 	return s, nil
 }
 
-func fromResult(bound string, r event.Result) Statement {
+func fromResult(bound string, r route.Result) Statement {
 	s := Statement{Bound: bound, Winner: r.Winner, Epsilon: r.Epsilon, Delta: r.Delta, Order: r.Order, Conversion: r.Conversion,
 		AtGridEdge: r.AtGridEdge, Kind: accounting.KindUpper, Adjacency: r.Adjacency, Conjecture: r.Conjecture, Assumption: r.Assumption, Rounds: r.Rounds}
 	if r.Lower {
@@ -145,7 +146,7 @@ func DeltaOf(events []event.Composed, bound string, epsilon float64, orders []fl
 	if len(orders) == 0 {
 		for _, c := range events {
 			if c.Count > 0 {
-				orders = append(orders, c.Event.DefaultOrders()...)
+				orders = append(orders, route.DefaultOrders(c.Event)...)
 			}
 		}
 	}
@@ -158,7 +159,7 @@ func DeltaOf(events []event.Composed, bound string, epsilon float64, orders []fl
 		if c.Count == 0 {
 			continue
 		}
-		curve, err := c.Event.Curve(b)
+		curve, err := route.Curve(c.Event, b)
 		if err != nil {
 			return Statement{}, fmt.Errorf("event %d: %w", i, err)
 		}
@@ -174,7 +175,7 @@ func DeltaOf(events []event.Composed, bound string, epsilon float64, orders []fl
 	if label == "" || label == accounting.BoundBest {
 		label = BoundRDPBest // the RDP route alone: "best" is printed only for best
 	}
-	s := Statement{Bound: label, Epsilon: epsilon, Kind: accounting.KindUpper, Route: event.RouteRDP, Rounds: rounds,
+	s := Statement{Bound: label, Epsilon: epsilon, Kind: accounting.KindUpper, Route: route.RouteRDP, Rounds: rounds,
 		Adjacency: event.ComposedAdjacency(events)}
 	if rounds == 0 {
 		return s, nil // nothing composed: delta 0
@@ -203,7 +204,7 @@ func dedupe(xs []float64) []float64 {
 	return out
 }
 
-// Interval is the certified interval of a composition (event.CertifiedInterval):
+// Interval is the certified interval of a composition (route.CertifiedInterval):
 // the worst case's epsilon lies in [Lower, Upper], Lower the exact
 // epsilon of a concrete mechanism (Witness), Upper best's guarantee.
 type Interval struct {
@@ -222,7 +223,7 @@ func CertifiedOf(events []event.Composed, delta float64) (Interval, error) {
 	if err := checkComposed(events); err != nil {
 		return Interval{}, err
 	}
-	c, err := event.CertifiedInterval(events, delta)
+	c, err := route.CertifiedInterval(events, delta)
 	if err != nil {
 		return Interval{}, err
 	}

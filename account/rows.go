@@ -10,6 +10,7 @@ import (
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/internal/directed"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // BoundNames lists every Request.Bound value (the --bound flag) for the event's mechanism:
@@ -17,7 +18,7 @@ import (
 // has a dominating pair, best-conjecture, and "all".
 func BoundNames(e event.Event) []string {
 	var names []string
-	for _, b := range e.Bounds() {
+	for _, b := range route.Bounds(e) {
 		names = append(names, b.Name)
 	}
 	for _, b := range Baselines() {
@@ -25,16 +26,16 @@ func BoundNames(e event.Event) []string {
 			names = append(names, b)
 		}
 	}
-	if event.HasPLDRoute(e.Mechanism) {
-		names = append(names, event.BoundPLD)
+	if route.HasPLDRoute(e.Mechanism) {
+		names = append(names, route.BoundPLD)
 	}
 	if event.IsLDP(e.Mechanism) {
 		names = append(names, BoundCertified)
 	}
-	if !slices.Contains(names, event.BoundBestConjecture) {
+	if !slices.Contains(names, route.BoundBestConjecture) {
 		// Accepted for every mechanism (the same as best where no
 		// conjecture applies), so that a run may opt in whatever it runs.
-		names = append(names, event.BoundBestConjecture)
+		names = append(names, route.BoundBestConjecture)
 	}
 	names = append(names, BoundRDPBest, BoundBestNoPLD)
 	return append(names, BoundAll)
@@ -67,7 +68,7 @@ func Rows(req Request) (rows []Row, skipped []string, err error) {
 		}
 		return []Row{r}, nil, nil
 	}
-	if req.Bound == event.BoundPLD {
+	if req.Bound == route.BoundPLD {
 		r, err := pldRow(req, e)
 		if err != nil {
 			return nil, nil, err
@@ -83,7 +84,7 @@ func Rows(req Request) (rows []Row, skipped []string, err error) {
 			return []Row{r}, nil, nil
 		}
 		r, err := eventRow(req, e, req.Bound)
-		var unknown *event.UnknownBoundError
+		var unknown *route.UnknownBoundError
 		if errors.As(err, &unknown) {
 			return nil, nil, fmt.Errorf("--bound %q does not apply to --mechanism %s; use one of %s",
 				req.Bound, e.Mechanism, strings.Join(BoundNames(e), ", "))
@@ -96,7 +97,7 @@ func Rows(req Request) (rows []Row, skipped []string, err error) {
 		}
 		return []Row{r}, nil, nil
 	}
-	for _, b := range e.Bounds() {
+	for _, b := range route.Bounds(e) {
 		r, err := eventRow(req, e, b.Name)
 		if errors.Is(err, accounting.ErrOrderUnsupported) {
 			skipped = append(skipped, fmt.Sprintf("%s skipped for %s: %v", b.Name, e, err))
@@ -109,8 +110,8 @@ func Rows(req Request) (rows []Row, skipped []string, err error) {
 	}
 	if r, err := pldRow(req, e); err == nil {
 		rows = append(rows, r)
-	} else if !errors.Is(err, event.ErrNoDominatingPair) {
-		skipped = append(skipped, fmt.Sprintf("%s skipped for %s: %v", event.BoundPLD, e, err))
+	} else if !errors.Is(err, route.ErrNoDominatingPair) {
+		skipped = append(skipped, fmt.Sprintf("%s skipped for %s: %v", route.BoundPLD, e, err))
 	}
 	if event.IsLDP(e.Mechanism) {
 		if r, err := certifiedRow(req, e); err == nil {
@@ -136,7 +137,7 @@ func Rows(req Request) (rows []Row, skipped []string, err error) {
 	return rows, skipped, nil
 }
 
-// eventRow composes e over req.Steps rounds under one bound (package event)
+// eventRow composes e over req.Steps rounds under one bound (package route)
 // and formats the statement as a row.
 func eventRow(req Request, e event.Event, bound string) (Row, error) {
 	var orders []float64
@@ -145,20 +146,20 @@ func eventRow(req Request, e event.Event, bound string) (Row, error) {
 	}
 	events := []event.Composed{{Event: e, Count: req.Steps}}
 	var (
-		res  event.Result
-		best event.BestResult
+		res  route.Result
+		best route.BestResult
 		err  error
 	)
-	if event.IsBest(bound) || bound == BoundBestNoPLD {
-		// Every valid upper route, not only RDP (event.BestWith: "best",
+	if route.IsBest(bound) || bound == BoundBestNoPLD {
+		// Every valid upper route, not only RDP (route.BestWith: "best",
 		// or the opt-in best-conjecture).
 		if bound == BoundBestNoPLD {
-			var r event.Result
-			if r, err = event.Account(events, accounting.BoundBest, req.Delta, orders); err == nil {
-				best = event.BestOf(events, r, req.Delta, event.RouteApproxDP)
+			var r route.Result
+			if r, err = route.Account(events, accounting.BoundBest, req.Delta, orders); err == nil {
+				best = route.BestOf(events, r, req.Delta, route.RouteApproxDP)
 			}
 		} else {
-			best, err = event.BestWith(events, bound, req.Delta, orders)
+			best, err = route.BestWith(events, bound, req.Delta, orders)
 		}
 		res = best.Result
 	} else {
@@ -166,7 +167,7 @@ func eventRow(req Request, e event.Event, bound string) (Row, error) {
 		if b == BoundRDPBest {
 			b = accounting.BoundBest // the RDP curve "best" alone
 		}
-		res, err = event.Account(events, b, req.Delta, orders)
+		res, err = route.Account(events, b, req.Delta, orders)
 	}
 	if err != nil {
 		return Row{}, err
@@ -177,7 +178,7 @@ func eventRow(req Request, e event.Event, bound string) (Row, error) {
 	switch {
 	case res.Rounds == 0:
 		row.Note = "no rounds: nothing spent"
-	case best.Route != "" && best.Route != event.RouteRDP:
+	case best.Route != "" && best.Route != route.RouteRDP:
 		row.Note = "(" + best.Route + " route)"
 	case res.Lower:
 		row.Note = accounting.RDPLowerNote
@@ -187,15 +188,15 @@ func eventRow(req Request, e event.Event, bound string) (Row, error) {
 	return row, nil
 }
 
-// pldRow accounts e over req.Steps rounds by PLD (event.PLD): the
+// pldRow accounts e over req.Steps rounds by PLD (route.PLD): the
 // pessimistic end is the guarantee, the optimistic end is reported beside
 // it (the discretisation interval of the dominating pairs).
 func pldRow(req Request, e event.Event) (Row, error) {
-	r, err := event.PLD([]event.Composed{{Event: e, Count: req.Steps}}, req.Delta)
+	r, err := route.PLD([]event.Composed{{Event: e, Count: req.Steps}}, req.Delta)
 	if err != nil {
 		return Row{}, err
 	}
-	row := Row{Bound: event.BoundPLD, Epsilon: r.Upper, Delta: r.Delta, PLDOptimistic: r.Lower, PLDGrid: r.Grid}
+	row := Row{Bound: route.BoundPLD, Epsilon: r.Upper, Delta: r.Delta, PLDOptimistic: r.Lower, PLDGrid: r.Grid}
 	switch {
 	case r.Rounds == 0:
 		row.Note = "no rounds: nothing spent"
@@ -206,7 +207,7 @@ func pldRow(req Request, e event.Event) (Row, error) {
 }
 
 // BoundCertified is the --bound value of the certified interval
-// (event.CertifiedInterval): its row's epsilon is the certified lower
+// (route.CertifiedInterval): its row's epsilon is the certified lower
 // bound, with the interval [lower, upper] and the ratio.
 const BoundCertified = "certified"
 
@@ -214,7 +215,7 @@ const BoundCertified = "certified"
 // lower bound (kind certified-lower), Interval [lower, upper] with upper
 // best's epsilon, and their ratio.
 func certifiedRow(req Request, e event.Event) (Row, error) {
-	c, err := event.CertifiedInterval([]event.Composed{{Event: e, Count: req.Steps}}, req.Delta)
+	c, err := route.CertifiedInterval([]event.Composed{{Event: e, Count: req.Steps}}, req.Delta)
 	if err != nil {
 		return Row{}, err
 	}
@@ -240,11 +241,11 @@ func certifiedRow(req Request, e event.Event) (Row, error) {
 
 // BoundRDPBest is the --bound value of the RDP route of best alone: at every
 // order the smallest valid RDP upper bound, composed and converted (what
-// "best" meant before it compared every route; event.Account with "best").
+// "best" meant before it compared every route; route.Account with "best").
 const BoundRDPBest = "rdp-best"
 
-// BoundBestNoPLD is best over the RDP and approximate-DP routes only (event.BestOf
-// with event.RouteApproxDP): what calibrate uses for "best", since it
+// BoundBestNoPLD is best over the RDP and approximate-DP routes only (route.BestOf
+// with route.RouteApproxDP): what calibrate uses for "best", since it
 // evaluates 20 to 60 parameter values and a PLD composition costs 0.05 to
 // 2 s (far more at extreme parameters, such as a tiny sigma).
 const BoundBestNoPLD = "best-no-pld"

@@ -8,8 +8,8 @@ import (
 )
 
 // The central-DP baseline of `shuffledp account` and `calibrate`: the
-// sampled Gaussian mechanism (package event, curve from package
-// sampledgauss).
+// sampled Gaussian mechanism (package event; its curve from package route
+// and package sampledgauss).
 
 // checkClientSigma refuses --client-sigma outside sampled-gaussian, next to
 // --sigma, or without --k (the number of clients whose noise it sums).

@@ -14,6 +14,7 @@ import (
 	"github.com/shuffledp/shuffledp/calibrate"
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/internal/directed"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // FlagUsage implements cliflag.Usager: --mechanism's usage lists
@@ -27,7 +28,7 @@ func (*Request) FlagUsage(name string) string {
 
 // BoundHelp is the list of --bound values in `shuffledp account --help`:
 // the bounds of the LDP mechanisms (subsampled-shuffle and shuffle) from
-// event.Event.Bounds, whose lines are accounting.BoundDescription's, so
+// route.Bounds, whose lines are accounting.BoundDescription's, so
 // that a bound added to accounting appears here, in accounting's order
 // (best last), as an indented two-column list wrapped at 80 columns. A
 // lower bound is marked, a bound that applies to only one of the two
@@ -35,10 +36,10 @@ func (*Request) FlagUsage(name string) string {
 // the approximate-DP baselines (Baselines).
 func BoundHelp() string {
 	mechs := []string{event.SubsampledShuffle, event.Shuffle}
-	var bounds []event.Bound
+	var bounds []route.Bound
 	appliesTo := map[string][]string{}
 	for _, m := range mechs {
-		for _, b := range (event.Event{Mechanism: m}).Bounds() {
+		for _, b := range route.Bounds(event.Event{Mechanism: m}) {
 			if appliesTo[b.Name] == nil {
 				bounds = append(bounds, b)
 			}
@@ -46,7 +47,7 @@ func BoundHelp() string {
 		}
 	}
 	order := accounting.BoundNames() // the order of accounting's list, best last
-	slices.SortStableFunc(bounds, func(a, b event.Bound) int {
+	slices.SortStableFunc(bounds, func(a, b route.Bound) int {
 		return cmp.Compare(slices.Index(order, a.Name), slices.Index(order, b.Name))
 	})
 	var rows []helpRow

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/cliflag"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
+	"github.com/spf13/pflag"
 )
 
 // TestRequestFlags binds Request's flags (cliflag.Bind, as `shuffledp
@@ -51,7 +51,7 @@ func TestBoundHelp(t *testing.T) {
 		}
 	}
 	names := []string{BoundAll}
-	for _, b := range (event.Event{Mechanism: event.SubsampledShuffle}).Bounds() {
+	for _, b := range route.Bounds(event.Event{Mechanism: event.SubsampledShuffle}) {
 		names = append(names, b.Name)
 	}
 	for _, n := range names {

@@ -87,21 +87,8 @@ func (e Event) validateAdjacency() error {
 	return nil
 }
 
-// How the adjacency enters the Gaussian curves (newGaussianCurve): under
-// zero-out the changed client's clipped input moves by at most C (the unit
-// of sigma), under replace-one by at most 2C, so a bound on the Gaussian
-// report of the changed client alone (Cor. 1, the check-in slot, the
-// Gaussian PLD pair) is evaluated at sigma under zero-out and at sigma/2
-// under replace-one. The WOR subsampled bounds compare the changed client
-// with another sampled client, up to 2C apart under either relation:
-// sigma/2 for both. The ICLR'23 conjectures (Thm 1's worst-case pair) are
-// evaluated at sigma/2 for both relations: at sigma they are refuted under
-// zero-out (docs/proofs/shuffle-gaussian.md), and every zero-out pair is a
-// replace-one pair (0 lies in the clipped domain), so zero-out may use
-// whatever replace-one uses.
-
 // ComposedAdjacency is the relation a composition of events is stated for
-// (Result.Adjacency): their common EffectiveAdjacency, or zero-out when
+// (route.Result.Adjacency): their common EffectiveAdjacency, or zero-out when
 // they differ; "" for no events. Every
 // curve bounds zero-out pairs: a replace-one curve covers every pair within
 // 2C, the zero-out pairs among them (0 lies in the clipped domain), and

@@ -177,10 +177,10 @@ func checkK(n, k int64) error {
 	return nil
 }
 
-// reports returns the number of clients that report per round: k for the
+// Reports returns the number of clients that report per round: k for the
 // subsampled mechanisms, n for shuffle and shuffle-gaussian, 0 for check-in
 // (random).
-func (e Event) reports() int64 {
+func (e Event) Reports() int64 {
 	switch e.Mechanism {
 	case Shuffle, ShuffleGaussian:
 		return e.N

@@ -30,8 +30,5 @@ func TestCheckSolvable(t *testing.T) {
 				t.Errorf("CheckSolvable(%s, %s) = %q: does not name --solve %s", m, p, err, p)
 			}
 		}
-		if got, want := HasPLDRoute(m), m != ""; got != want {
-			t.Errorf("HasPLDRoute(%s) = %v", m, got)
-		}
 	}
 }

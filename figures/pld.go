@@ -3,6 +3,7 @@ package figures
 import (
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // PLDLabel and CertifiedLowerLabel label the PLD curve and the certified
@@ -12,7 +13,7 @@ const (
 	CertifiedLowerLabel = "certified-lower"
 )
 
-// PLDBound is the PLD route's epsilon (event.PLD: the clone pair's privacy
+// PLDBound is the PLD route's epsilon (route.PLD: the clone pair's privacy
 // loss distribution composed by FFT, pessimistic side): an upper bound.
 type PLDBound struct{}
 
@@ -24,11 +25,11 @@ func (PLDBound) Upper() bool { return true }
 
 // Epsilon implements Bound.
 func (PLDBound) Epsilon(s Setting) (float64, error) {
-	r, err := event.PLD([]event.Composed{{Event: settingEvent(s), Count: s.Steps}}, s.Delta)
+	r, err := route.PLD([]event.Composed{{Event: settingEvent(s), Count: s.Steps}}, s.Delta)
 	return r.Upper, err
 }
 
-// CertifiedLowerBound is the certified lower end of event.CertifiedInterval:
+// CertifiedLowerBound is the certified lower end of route.CertifiedInterval:
 // the exact epsilon of shuffled binary or 3-ary randomized response on a
 // neighbouring pair (optimistic PLD), a true lower bound on the worst case
 // of the mechanism, unlike neurips21-lower (a lower bound on the RDP curve
@@ -46,7 +47,7 @@ func (CertifiedLowerBound) Kind() string { return accounting.KindCertifiedLower 
 
 // Epsilon implements Bound.
 func (CertifiedLowerBound) Epsilon(s Setting) (float64, error) {
-	c, err := event.CertifiedInterval([]event.Composed{{Event: settingEvent(s), Count: s.Steps}}, s.Delta)
+	c, err := route.CertifiedInterval([]event.Composed{{Event: settingEvent(s), Count: s.Steps}}, s.Delta)
 	return c.Lower, err
 }
 

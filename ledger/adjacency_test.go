@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // TestAdjacencyOfRun: a run's epsilon stays stated for one neighbouring
@@ -35,7 +36,7 @@ func TestAdjacencyOfRun(t *testing.T) {
 	if s.Adjacency != event.AdjacencyZeroOut || s.Rounds != 2 {
 		t.Errorf("legacy run: %d rounds for %q, want 2 for zero-out", s.Rounds, s.Adjacency)
 	}
-	want, err := event.Best([]event.Composed{{Event: zeroOut, Count: 2}}, delta, nil)
+	want, err := route.Best([]event.Composed{{Event: zeroOut, Count: 2}}, delta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,30 +7,31 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // TestLedgerBestUsesEveryRoute: under "best" a debit is refused only when
-// every route of event.Best exceeds the target. One round of 1,000 of
+// every route of route.Best exceeds the target. One round of 1,000 of
 // 100,000 clients at eps0 = 3, delta = 1e-5 costs 0.0378 by RDP and 0.0090
 // by FMT20 + Ullman (approximate DP); with a target of 0.02 the round is
-// admitted under "best" (epsilon reported 0.0090, as event.Best) and refused
+// admitted under "best" (epsilon reported 0.0090, as route.Best) and refused
 // under clones-rdp alone.
 func TestLedgerBestUsesEveryRoute(t *testing.T) {
 	ctx := context.Background()
 	ev := event.Event{Mechanism: event.SubsampledShuffle, N: 100000, K: 1000, Eps0: 3}
 	one := []event.Composed{{Event: ev, Count: 1}}
-	rdpRes, err := event.Account(one, accounting.BoundBest, 1e-5, nil)
+	rdpRes, err := route.Account(one, accounting.BoundBest, 1e-5, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !(rdpRes.Epsilon > 0.02) {
 		t.Fatalf("setting no longer separates the routes: RDP %+v", rdpRes)
 	}
-	want, err := event.Best(one, 1e-5, nil)
+	want, err := route.Best(one, 1e-5, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want.Route == event.RouteRDP || !(want.Epsilon < 0.02) {
+	if want.Route == route.RouteRDP || !(want.Epsilon < 0.02) {
 		t.Fatalf("setting no longer separates the routes: %+v", want)
 	}
 	l, err := Open(ctx, NewMemoryStore(), "best", Options{Delta: 1e-5, Target: 0.02})
@@ -45,14 +46,14 @@ func TestLedgerBestUsesEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	if g.Epsilon != want.Epsilon {
-		t.Errorf("ledger epsilon %.9g, event.Best %.9g", g.Epsilon, want.Epsilon)
+		t.Errorf("ledger epsilon %.9g, route.Best %.9g", g.Epsilon, want.Epsilon)
 	}
 	s, err := l.Summary(false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Epsilon != want.Epsilon || s.Winner != want.Winner {
-		t.Errorf("summary %.9g won by %q, event.Best %.9g won by %q", s.Epsilon, s.Winner, want.Epsilon, want.Winner)
+		t.Errorf("summary %.9g won by %q, route.Best %.9g won by %q", s.Epsilon, s.Winner, want.Epsilon, want.Winner)
 	}
 
 	rdp, err := Open(ctx, NewMemoryStore(), "rdp", Options{Delta: 1e-5, Target: 0.02, Bound: accounting.BoundClonesRDP})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // book is the accounting view of one run's entries, with no storage: the
@@ -134,7 +135,7 @@ func (b *book) curve(ev event.Event) (accounting.RDP, error) {
 	if c, ok := b.curves[key]; ok {
 		return c, nil
 	}
-	src, err := ev.Curve(b.info.Bound)
+	src, err := route.Curve(ev, b.info.Bound)
 	if err != nil {
 		return nil, err
 	}
@@ -147,22 +148,22 @@ func (b *book) curve(ev event.Event) (accounting.RDP, error) {
 }
 
 // result composes groups (with delta) and converts to (epsilon, delta)
-// with event.AccountCurves over the memoized curves, so that it is
-// event.Account's result bit for bit (with explain, naming the winner and
+// with route.AccountCurves over the memoized curves, so that it is
+// route.Account's result bit for bit (with explain, naming the winner and
 // the assumption too) at the cost of a look-up per order; no rounds cost
 // epsilon 0 (order 0), as `account --steps 0` reports.
-func (b *book) result(groups []event.Composed, delta float64, explain bool) (event.Result, error) {
+func (b *book) result(groups []event.Composed, delta float64, explain bool) (route.Result, error) {
 	curves := make([]accounting.RDP, len(groups))
 	for i, g := range groups {
 		c, err := b.curve(g.Event)
 		if err != nil {
-			return event.Result{}, err
+			return route.Result{}, err
 		}
 		curves[i] = c
 	}
-	r, err := event.AccountCurves(groups, curves, b.info.Bound, delta, b.info.Orders, explain)
+	r, err := route.AccountCurves(groups, curves, b.info.Bound, delta, b.info.Orders, explain)
 	if err != nil {
-		return event.Result{}, fmt.Errorf("privacy accounting of run %q: %w", b.info.Run, err)
+		return route.Result{}, fmt.Errorf("privacy accounting of run %q: %w", b.info.Run, err)
 	}
 	return r, nil
 }

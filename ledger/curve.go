@@ -53,7 +53,7 @@ type winnerCurve interface {
 }
 
 // memoWinnerCurve is a memoCurve over a winnerCurve: it forwards RDPWinner
-// to the source, so that event.AccountCurves names the winner of "best"
+// to the source, so that route.AccountCurves names the winner of "best"
 // as it does for the bare curve, memoized too (the ledger names the
 // winner of its statement every round).
 type memoWinnerCurve struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // A shuffler debits each round's privacy event before it releases the
@@ -19,7 +20,7 @@ func Example() {
 	round := event.Event{Mechanism: "subsampled-shuffle", N: 60000, K: 1000, Eps0: 2}
 
 	// The target: what two rounds cost (`account --bound best --steps 2`).
-	two, err := event.Best([]event.Composed{{Event: round, Count: 2}}, 1e-5, nil)
+	two, err := route.Best([]event.Composed{{Event: round, Count: 2}}, 1e-5, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

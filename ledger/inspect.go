@@ -10,6 +10,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // OpenReader opens a ledger for reading only, as `shuffledp ledger show`
@@ -70,9 +71,9 @@ const (
 	AccountantLedger = "ledger"
 	// AccountantRDP is the RDP route of the run's bound alone.
 	AccountantRDP = "rdp"
-	// AccountantPLD is the PLD accountant's certified upper end (event.PLD).
+	// AccountantPLD is the PLD accountant's certified upper end (route.PLD).
 	AccountantPLD = "pld"
-	// AccountantBest is event.BestWith of the run's best bound ("best", or
+	// AccountantBest is route.BestWith of the run's best bound ("best", or
 	// "best-conjecture" for a run that opted in) at the run's own rounds,
 	// every route evaluated there (the ledger evaluates its costly routes at
 	// a checkpoint, Checkpoint): what `account --bound best` prints.
@@ -83,9 +84,9 @@ const (
 // stored events and delta (ledger entries are events, so any route can
 // re-account them): AccountantLedger (or "") leaves s as the ledger
 // computed it, AccountantRDP sets the RDP route of the run's bound,
-// AccountantPLD event.PLD's upper end, AccountantBest event.BestWith's
+// AccountantPLD route.PLD's upper end, AccountantBest route.BestWith's
 // minimum, whose routes it returns. Errors name --accountant.
-func (s *Summary) Reaccount(accountant string) ([]event.RouteResult, error) {
+func (s *Summary) Reaccount(accountant string) ([]route.RouteResult, error) {
 	switch accountant {
 	case AccountantLedger, "":
 		return nil, nil
@@ -93,32 +94,32 @@ func (s *Summary) Reaccount(accountant string) ([]event.RouteResult, error) {
 		if s.Rounds == 0 {
 			return nil, nil
 		}
-		r, err := event.Account(s.Events, s.Bound, s.Delta, s.Orders)
+		r, err := route.Account(s.Events, s.Bound, s.Delta, s.Orders)
 		if err != nil {
 			return nil, fmt.Errorf("--accountant rdp: %w", err)
 		}
-		s.set(r.Guarantee, event.RouteRDP, r.Winner, r.Conjecture, r.Assumption)
+		s.set(r.Guarantee, route.RouteRDP, r.Winner, r.Conjecture, r.Assumption)
 		return nil, nil
 	case AccountantPLD:
 		if s.Rounds == 0 {
 			return nil, nil
 		}
-		r, err := event.PLD(s.Events, s.Delta)
+		r, err := route.PLD(s.Events, s.Delta)
 		if err != nil {
 			return nil, fmt.Errorf("--accountant pld: %w", err)
 		}
-		s.set(accounting.Guarantee{Epsilon: r.Upper, Delta: s.Delta}, event.RoutePLD, event.BoundPLD, false, "")
-		s.Bound = event.BoundPLD
+		s.set(accounting.Guarantee{Epsilon: r.Upper, Delta: s.Delta}, route.RoutePLD, route.BoundPLD, false, "")
+		s.Bound = route.BoundPLD
 		return nil, nil
 	case AccountantBest:
 		if s.Rounds == 0 {
 			return nil, nil
 		}
 		bound := accounting.BoundBest
-		if s.Bound == event.BoundBestConjecture {
+		if s.Bound == route.BoundBestConjecture {
 			bound = s.Bound
 		}
-		r, err := event.BestWith(s.Events, bound, s.Delta, s.Orders)
+		r, err := route.BestWith(s.Events, bound, s.Delta, s.Orders)
 		if err != nil {
 			return nil, fmt.Errorf("--accountant best: %w", err)
 		}
@@ -151,7 +152,7 @@ type Check struct {
 // event.RoundEvent builds for their round kind (event.RoundOf).
 type RunCheck struct {
 	Summary
-	PLD    event.PLDResult
+	PLD    route.PLDResult
 	PLDErr error
 	// NotRoundEvents lists the distinct stored events that no round of
 	// the simulation or the shuffler debits (RoundEvent(RoundOf(e)) != e),
@@ -193,7 +194,7 @@ func CheckAll(ctx context.Context, store Store) (Check, error) {
 			return c, err
 		}
 		rc := RunCheck{Summary: s}
-		rc.PLD, rc.PLDErr = event.PLD(s.Events, s.Delta)
+		rc.PLD, rc.PLDErr = route.PLD(s.Events, s.Delta)
 		for _, ev := range s.Events {
 			if err := event.CheckRoundEvent(ev.Event); err != nil {
 				rc.NotRoundEvents = append(rc.NotRoundEvents, err.Error())

@@ -26,10 +26,10 @@ type Options struct {
 	// over every proven route, Statement), "best-conjecture" (the opt-in
 	// minimum admitting the conjectured shuffle Gaussian bounds, its
 	// epsilon labelled when a conjecture attains it), or a named RDP bound
-	// (event.Event.Curve), its RDP route alone.
+	// (route.Curve), its RDP route alone.
 	Bound string
 	// Orders is the RDP order grid; nil means the default grid of
-	// event.Epsilon for the run's events.
+	// route.Epsilon for the run's events.
 	Orders []float64
 	// Fence, if not nil, fences every debit (Fence): the store must be a
 	// Fencer, and a debit commits only while the fence's key is still at
@@ -47,7 +47,7 @@ type Options struct {
 // (run, round) key deciding between them.
 //
 // The run's epsilon is its Statement: under the bound "best" (the
-// default) the smallest over the routes of event.Best (RDP, the
+// default) the smallest over the routes of route.Best (RDP, the
 // approximate-DP baselines of identical rounds, PLD), the RDP route on the
 // run's own composition and the costly routes at its checkpoint (Checkpoint,
 // statement.go), computed once per round; under "best-conjecture" the same
@@ -286,7 +286,7 @@ func (l *Ledger) checkNext(ev event.Event) error {
 }
 
 // Epsilon returns the run's (epsilon, delta) guarantee over all its
-// entries (epsilon 0 at order 0 before the first, as event.Epsilon): its
+// entries (epsilon 0 at order 0 before the first, as route.Epsilon): its
 // Statement's.
 func (l *Ledger) Epsilon() (accounting.Guarantee, error) {
 	s, err := l.Statement()

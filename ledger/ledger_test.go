@@ -13,6 +13,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 const delta = 1e-5
@@ -39,18 +40,18 @@ func debit(t testing.TB, l *Ledger, round int64, ev event.Event) {
 }
 
 // accountEpsilon is what `shuffledp account --bound best` computes for
-// steps rounds of one mechanism (event.Best): the ledger's epsilon, bit for
+// steps rounds of one mechanism (route.Best): the ledger's epsilon, bit for
 // bit, for up to 64 rounds (every count up to 64 is a checkpoint).
 func accountEpsilon(t *testing.T, ev event.Event, steps int64) accounting.Guarantee {
 	t.Helper()
-	g, err := event.Best([]event.Composed{{Event: ev, Count: steps}}, delta, nil)
+	g, err := route.Best([]event.Composed{{Event: ev, Count: steps}}, delta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g.Guarantee
 }
 
-// The ledger's epsilon is event.Best's for the same composition, bit for
+// The ledger's epsilon is route.Best's for the same composition, bit for
 // bit (up to 64 rounds), and for one mechanism it is the accountant's for
 // --steps rounds; its RDP route is the RDP accountant's.
 func TestEpsilonMatchesAccount(t *testing.T) {
@@ -75,7 +76,7 @@ func TestEpsilonMatchesAccount(t *testing.T) {
 			}
 			want := accountEpsilon(t, tc.ev, tc.rounds)
 			if got != want {
-				t.Errorf("ledger %+v, event.Epsilon %+v", got, want)
+				t.Errorf("ledger %+v, route.Epsilon %+v", got, want)
 			}
 			// The accountant directly, as cmd/shuffledp account composes.
 			curve, err := accounting.NewBound(tc.ev.Mechanism, accounting.BoundBest, tc.ev.N, max(tc.ev.K, tc.ev.N*btoi(tc.ev.Mechanism == "shuffle")), tc.ev.Eps0)
@@ -145,13 +146,13 @@ func TestEpsilonNonDecreasing(t *testing.T) {
 		}
 		prev = g.Epsilon
 	}
-	want, err := event.Best(l.Events(), delta, nil)
+	want, err := route.Best(l.Events(), delta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := l.Epsilon()
 	if got != want.Guarantee {
-		t.Errorf("ledger %+v, event.Best of its composition %+v", got, want.Guarantee)
+		t.Errorf("ledger %+v, route.Best of its composition %+v", got, want.Guarantee)
 	}
 	again := openLedger(t, store, "mixed", Options{})
 	if g, _ := again.Epsilon(); g != got || again.Rounds() != 30 {
@@ -476,8 +477,8 @@ func TestRacingShufflers(t *testing.T) {
 	}
 }
 
-// The ledger's accounting (event.AccountCurves over memoized curves) is
-// event.Account's bit for bit, for every mechanism, on adaptive grids that
+// The ledger's accounting (route.AccountCurves over memoized curves) is
+// route.Account's bit for bit, for every mechanism, on adaptive grids that
 // widen, and for mixed compositions: the winner (forwarded through the
 // memo) and the Gaussian assumption included.
 func TestAccountMatchesEvent(t *testing.T) {
@@ -494,7 +495,7 @@ func TestAccountMatchesEvent(t *testing.T) {
 		{"subsampled-shuffle, neurips21-upper", repeat(subsampled, 12), accounting.BoundNeurIPS21Upper},
 		{"shuffle-gaussian", repeat(sg, 5), ""},
 		{"subsampled-shuffle-gaussian, widened", repeat(ssg, 3), ""},
-		{"subsampled-shuffle-gaussian, gaussian-cor1", repeat(ssg, 3), event.BoundGaussianCor1},
+		{"subsampled-shuffle-gaussian, gaussian-cor1", repeat(ssg, 3), route.BoundGaussianCor1},
 		{"checkin-gaussian", repeat(checkin, 10), ""},
 		{"mixed LDP", append(repeat(subsampled, 4), append(repeat(small, 3), subsampled)...), ""},
 		{"LDP and Gaussian", append(repeat(sg, 2), repeat(small, 3)...), ""},
@@ -504,12 +505,12 @@ func TestAccountMatchesEvent(t *testing.T) {
 			for r, ev := range tc.rounds {
 				debit(t, l, int64(r), ev)
 			}
-			want, err := event.Account(l.Events(), tc.bound, delta, nil)
+			want, err := route.Account(l.Events(), tc.bound, delta, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tc.bound == "" && want.Winner == "" {
-				t.Fatal("event.Account names no winner of best: nothing to compare")
+				t.Fatal("route.Account names no winner of best: nothing to compare")
 			}
 			got, err := l.book.result(l.Events(), delta, true)
 			if err != nil {
@@ -523,7 +524,7 @@ func TestAccountMatchesEvent(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.bound == "" { // the summary states best: every route
-				b, err := event.Best(l.Events(), delta, nil)
+				b, err := route.Best(l.Events(), delta, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/internal/directed"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // Source is where `shuffledp ledger show|check|shards` read a ledger:
@@ -55,7 +55,7 @@ type Show struct {
 type Report struct {
 	Summary
 	Accountant string              `json:"accountant"`
-	Routes     []event.RouteResult `json:"routes,omitempty"`
+	Routes     []route.RouteResult `json:"routes,omitempty"`
 	// Neighbouring says what epsilon protects where the run's clients
 	// hold several examples or take several local steps
 	// (NeighbouringClient); empty otherwise.
@@ -129,7 +129,7 @@ func (s Summary) WriteText(w io.Writer) error {
 		if s.Winner != "" && s.Winner != s.Bound && s.Winner != s.Route {
 			how = append(how, "attained by "+s.Winner)
 		}
-		if s.Route != "" && s.Route != event.RouteRDP && s.Route != s.Bound {
+		if s.Route != "" && s.Route != route.RouteRDP && s.Route != s.Bound {
 			how = append(how, s.Route+" route")
 		}
 		if s.EvaluatedAt > 0 {
@@ -186,7 +186,7 @@ func (c Check) WriteText(w io.Writer, name string) error {
 		label := r.Winner
 		if label == "" {
 			label = r.Bound
-			if event.IsBest(label) {
+			if route.IsBest(label) {
 				label = "rdp-" + label // the RDP route alone: "best" is printed only for best
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 func TestSummaryWriteText(t *testing.T) {
@@ -21,7 +22,7 @@ func TestSummaryWriteText(t *testing.T) {
 		{"rounds, entries and routes", Report{Summary: Summary{Run: "r2", Rounds: 2, Epsilon: 0.51234567, Delta: 1e-5, Order: 12, Conversion: "cks20",
 			Bound: "best", Winner: "clones-rdp", Assumption: "a pair", Adjacency: "replace-one", Events: []event.Composed{{Event: ev, Count: 2}},
 			Reports: 40, FirstRound: 1, LastRound: 2, Entries: []Entry{{Run: "r2", Round: 1, Event: ev, Reports: 20, Time: time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)}}},
-			Accountant: AccountantBest, Routes: []event.RouteResult{{Route: "rdp", Epsilon: 0.5123, Bound: "best"}}},
+			Accountant: AccountantBest, Routes: []route.RouteResult{{Route: "rdp", Epsilon: 0.5123, Bound: "best"}}},
 			`run      r2
 rounds   2 (rounds 1..2, 40 reports)
 epsilon  0.512346 at delta 1e-05 for replace-one adjacency (RDP order 12, cks20 conversion)
@@ -60,7 +61,7 @@ accountant  pld
 
 func TestCheckWriteText(t *testing.T) {
 	c := Check{Runs: 2, Entries: 3, Accounts: []RunCheck{
-		{Summary: Summary{Run: "a", Rounds: 2, Delta: 1e-5, Epsilon: 1.2500001, Bound: "best"}, PLD: event.PLDResult{Upper: 1.1000001, Lower: 1.0499999}},
+		{Summary: Summary{Run: "a", Rounds: 2, Delta: 1e-5, Epsilon: 1.2500001, Bound: "best"}, PLD: route.PLDResult{Upper: 1.1000001, Lower: 1.0499999}},
 		{Summary: Summary{Run: "b", Rounds: 1, Delta: 1e-6, Epsilon: 2, Bound: "best"}, PLDErr: errors.New("no route"), NotRoundEvents: []string{"odd event"}},
 	}}
 	var out bytes.Buffer

@@ -8,27 +8,28 @@ import (
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/metrics"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // Statement is a run's (epsilon, delta) guarantee as its ledger computes
 // it, once per round: the one number every reader of the run prints (the
 // metrics rows, the dashboard, telemetry, `train`, `up`, the shuffler's
 // stop and `ledger show`). Under the bound "best" (or "best-conjecture")
-// it is the smallest over the routes of event.Best (Statement of book);
+// it is the smallest over the routes of route.Best (Statement of book);
 // under a named RDP bound, that bound's RDP route.
 type Statement struct {
 	accounting.Guarantee
 	// Bound is the run's bound (RunInfo.Bound): "best", "best-conjecture"
 	// or a named RDP bound.
 	Bound string `json:"bound"`
-	// Route is the route attaining Epsilon (event.RouteRDP, RouteApproxDP,
+	// Route is the route attaining Epsilon (route.RouteRDP, RouteApproxDP,
 	// RoutePLD); Winner the bound attaining it within the route (for the
 	// RDP route the component bound(s) winning at Order).
 	Route  string `json:"route"`
 	Winner string `json:"winning_bound,omitempty"`
 	// Conjecture is true when Epsilon rests on a conjecture (a conjectured
 	// shuffle Gaussian bound won the RDP route of "best-conjecture"; see
-	// event.IsConjecture); Assumption then states it. Such an epsilon is
+	// route.IsConjecture); Assumption then states it. Such an epsilon is
 	// not a proven guarantee, and every place printing it says so (Label).
 	Conjecture bool   `json:"conjecture,omitempty"`
 	Assumption string `json:"assumption,omitempty"`
@@ -54,11 +55,11 @@ func (s Statement) Label() string {
 	if s.Rounds == 0 {
 		return s.Bound
 	}
-	route := s.Route
-	if !event.IsBest(s.Bound) {
-		route = ""
+	via := s.Route
+	if !route.IsBest(s.Bound) {
+		via = ""
 	}
-	return metrics.Label(s.Bound, route, s.Winner, s.EvaluatedAt, s.Conjecture)
+	return metrics.Label(s.Bound, via, s.Winner, s.EvaluatedAt, s.Conjecture)
 }
 
 // checkpointStep is the grid of Checkpoint: every count up to it, then
@@ -99,7 +100,7 @@ func checkpointGroups(groups []event.Composed) ([]event.Composed, bool) {
 // costlyRoutes is the cached verdict of the costly routes on one
 // checkpoint composition at one delta.
 type costlyRoutes struct {
-	routes  []event.RouteResult
+	routes  []route.RouteResult
 	skipped []string
 }
 
@@ -107,7 +108,7 @@ type costlyRoutes struct {
 // current checkpoint and, while pricing a round, the next one).
 const maxCostly = 8
 
-// costly returns the approximate-DP and PLD routes (event.BestOf's) of
+// costly returns the approximate-DP and PLD routes (route.BestOf's) of
 // the composition cp at delta, from the cache or computed once.
 func (b *book) costly(cp []event.Composed, delta float64) (costlyRoutes, error) {
 	var key strings.Builder
@@ -126,7 +127,7 @@ func (b *book) costly(cp []event.Composed, delta float64) (costlyRoutes, error) 
 	if err != nil {
 		return costlyRoutes{}, err
 	}
-	br := event.BestOf(cp, r, delta, event.RouteApproxDP, event.RoutePLD)
+	br := route.BestOf(cp, r, delta, route.RouteApproxDP, route.RoutePLD)
 	c := costlyRoutes{routes: br.Routes[1:], skipped: br.Skipped}
 	if len(b.costlyCache) >= maxCostly {
 		clear(b.costlyCache)
@@ -150,9 +151,9 @@ func (b *book) statement(groups []event.Composed, delta float64, explain bool) (
 	if err != nil {
 		return Statement{}, err
 	}
-	s := Statement{Guarantee: r.Guarantee, Bound: b.info.Bound, Route: event.RouteRDP, Winner: r.Winner,
+	s := Statement{Guarantee: r.Guarantee, Bound: b.info.Bound, Route: route.RouteRDP, Winner: r.Winner,
 		Conjecture: r.Conjecture, Assumption: r.Assumption, Adjacency: r.Adjacency, Rounds: r.Rounds}
-	if !event.IsBest(b.info.Bound) || r.Rounds == 0 || r.Lower {
+	if !route.IsBest(b.info.Bound) || r.Rounds == 0 || r.Lower {
 		return s, nil
 	}
 	cp, changed := checkpointGroups(groups)
@@ -165,7 +166,7 @@ func (b *book) statement(groups []event.Composed, delta float64, explain bool) (
 			s.Guarantee = accounting.Guarantee{Epsilon: rt.Epsilon, Delta: delta}
 			s.Route, s.Winner, s.Conjecture, s.Assumption, s.EvaluatedAt = rt.Route, rt.Bound, rt.Conjecture, "", 0
 			if rt.Conjecture {
-				s.Assumption = event.Assumption
+				s.Assumption = route.Assumption
 			}
 			if changed {
 				s.EvaluatedAt = totalCount(cp)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // TestCheckpoint: every count up to 64 is its own checkpoint; beyond, the
@@ -45,19 +46,19 @@ func TestCheckpoint(t *testing.T) {
 }
 
 // TestStatementIsBestAtCheckpoints: the ledger's statement of c rounds is
-// event.Best's of c rounds (the number `account --bound best` prints) at
-// every checkpoint, and between checkpoints it is at least event.Best's
+// route.Best's of c rounds (the number `account --bound best` prints) at
+// every checkpoint, and between checkpoints it is at least route.Best's
 // (never a number below the route's value at the run's rounds) and at most
-// event.Best's at the next checkpoint. The negative control: rounding the
+// route.Best's at the next checkpoint. The negative control: rounding the
 // composition DOWN to the previous grid point (evaluating the costly
-// routes at fewer rounds than the run has) states less than event.Best,
+// routes at fewer rounds than the run has) states less than route.Best,
 // a number no route certifies for the run.
 func TestStatementIsBestAtCheckpoints(t *testing.T) {
 	const delta = 1e-5
 	ev := event.Event{Mechanism: event.SubsampledShuffle, N: 10000, K: 100, Eps0: 2}
 	b := newBook(RunInfo{Run: "r", Delta: delta, Bound: accounting.BoundBest})
-	best := func(c int64) event.BestResult {
-		r, err := event.Best([]event.Composed{{Event: ev, Count: c}}, delta, nil)
+	best := func(c int64) route.BestResult {
+		r, err := route.Best([]event.Composed{{Event: ev, Count: c}}, delta, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,11 +72,11 @@ func TestStatementIsBestAtCheckpoints(t *testing.T) {
 		at, next := best(c), best(Checkpoint(c))
 		switch {
 		case Checkpoint(c) == c && (st.Epsilon != at.Epsilon || st.Route != at.Route || st.Winner != at.Winner || st.EvaluatedAt != 0):
-			t.Errorf("%d rounds (a checkpoint): ledger %+v, event.Best %g (%s, %s)", c, st, at.Epsilon, at.Route, at.Winner)
+			t.Errorf("%d rounds (a checkpoint): ledger %+v, route.Best %g (%s, %s)", c, st, at.Epsilon, at.Route, at.Winner)
 		case st.Epsilon < at.Epsilon || st.Epsilon > next.Epsilon:
 			t.Errorf("%d rounds: ledger %g (%s at %d), want within [best %g, best at the checkpoint %d: %g]",
 				c, st.Epsilon, st.Route, st.EvaluatedAt, at.Epsilon, Checkpoint(c), next.Epsilon)
-		case st.Route == event.RoutePLD && Checkpoint(c) != c && st.EvaluatedAt != Checkpoint(c):
+		case st.Route == route.RoutePLD && Checkpoint(c) != c && st.EvaluatedAt != Checkpoint(c):
 			t.Errorf("%d rounds: PLD won at the checkpoint %d, EvaluatedAt %d", c, Checkpoint(c), st.EvaluatedAt)
 		}
 		t.Logf("%d rounds: ledger %.9g (%s, at %d), best %.9g, at the checkpoint %.9g", c, st.Epsilon, st.Route, st.EvaluatedAt, at.Epsilon, next.Epsilon)
@@ -90,7 +91,7 @@ func TestStatementIsBestAtCheckpoints(t *testing.T) {
 		t.Fatalf("grid point below 137: %d", prevPoint)
 	}
 	wrong, at := best(prevPoint), best(137)
-	if at.Route != event.RoutePLD || !(wrong.Epsilon < at.Epsilon) {
+	if at.Route != route.RoutePLD || !(wrong.Epsilon < at.Epsilon) {
 		t.Errorf("negative control: PLD at %d rounds %g is not below best at 137 rounds %g (%s): the test cannot tell the rounding's direction",
 			prevPoint, wrong.Epsilon, at.Epsilon, at.Route)
 	}
@@ -151,7 +152,7 @@ func TestBoundRecorded(t *testing.T) {
 	ctx := context.Background()
 	store := NewMemoryStore()
 	ev := event.Event{Mechanism: event.ShuffleGaussian, N: 1000, Sigma: 5}
-	l := openLedger(t, store, "run", Options{Bound: event.BoundBestConjecture})
+	l := openLedger(t, store, "run", Options{Bound: route.BoundBestConjecture})
 	debit(t, l, 0, ev)
 	if _, err := Open(ctx, store, "run", Options{Delta: delta}); !errors.Is(err, ErrRunMismatch) || !strings.Contains(err.Error(), "bound") {
 		t.Errorf("reopening a best-conjecture run with best: %v, want ErrRunMismatch naming the bound", err)
@@ -169,11 +170,11 @@ func TestBoundRecorded(t *testing.T) {
 	// Labelled exactly when a conjecture attains it (under "best" too,
 	// for as long as event's best admits a conjectured Gaussian bound).
 	for _, s := range []Statement{st, pst} {
-		if s.Conjecture != event.IsConjecture(s.Winner) || s.Conjecture != strings.Contains(s.Label(), "CONJECTURE") {
+		if s.Conjecture != route.IsConjecture(s.Winner) || s.Conjecture != strings.Contains(s.Label(), "CONJECTURE") {
 			t.Errorf("statement %+v labelled %q", s, s.Label())
 		}
 	}
-	if st.Epsilon > pst.Epsilon || st.Bound != event.BoundBestConjecture || pst.Bound != "best" {
+	if st.Epsilon > pst.Epsilon || st.Bound != route.BoundBestConjecture || pst.Bound != "best" {
 		t.Errorf("best-conjecture statement %+v, best's %+v", st, pst)
 	}
 	t.Logf("best-conjecture %g by %s; best %g by %s", st.Epsilon, st.Label(), pst.Epsilon, pst.Label())

@@ -60,11 +60,11 @@ type RunInfo struct {
 	Run string `json:"run"`
 	// Delta is the run's delta, in (0, 1).
 	Delta float64 `json:"delta"`
-	// Bound names the RDP bound composed (event.Event.Curve); Register
+	// Bound names the RDP bound composed (route.Curve); Register
 	// stores "" as accounting.BoundBest.
 	Bound string `json:"bound"`
 	// Orders is the RDP order grid; nil means the default grid of
-	// event.Epsilon.
+	// route.Epsilon.
 	Orders []float64 `json:"orders,omitempty"`
 	// Created is when the run was registered (UTC); set by the store.
 	Created time.Time `json:"created"`

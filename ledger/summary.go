@@ -22,7 +22,7 @@ type Summary struct {
 	Conversion string  `json:"conversion,omitempty"`
 	// Bound is the run's bound (RunInfo.Bound: "best", "best-conjecture"
 	// or a named RDP bound); Route and Winner name the route of
-	// event.Best attaining Epsilon and the bound attaining it there (for
+	// route.Best attaining Epsilon and the bound attaining it there (for
 	// the RDP route the component(s) winning at Order; Order is 0 for the
 	// other routes); EvaluatedAt is the Statement's (a costly route
 	// evaluated at the run's checkpoint).
@@ -32,13 +32,13 @@ type Summary struct {
 	EvaluatedAt int64  `json:"evaluated_at_rounds,omitempty"`
 	// Conjecture is true when Epsilon rests on a conjecture (only under
 	// "best-conjecture", or a conjectured bound named as the run's bound);
-	// Assumption then states it (event.Assumption).
+	// Assumption then states it (route.Assumption).
 	Conjecture bool   `json:"conjecture,omitempty"`
 	Assumption string `json:"assumption,omitempty"`
 	// Orders is the run's RDP order grid (nil: the events' default).
 	Orders []float64 `json:"orders,omitempty"`
 	// Adjacency is the neighbouring relation Epsilon is for
-	// (event.Result.Adjacency: the events' effective adjacency; an event
+	// (route.Result.Adjacency: the events' effective adjacency; an event
 	// stored before the field existed has its legacy meaning); empty
 	// before the first round.
 	Adjacency string `json:"adjacency,omitempty"`

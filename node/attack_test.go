@@ -18,18 +18,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/pki"
+	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
+	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/route"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-
-	"github.com/shuffledp/shuffledp/event"
-	"github.com/shuffledp/shuffledp/ledger"
-	"github.com/shuffledp/shuffledp/pki"
-	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
-	"github.com/shuffledp/shuffledp/protocol"
 )
 
 // attackReport is the report size (before sealing) of the stand-in run.
@@ -794,7 +794,7 @@ func TestWrongKeyReports(t *testing.T) {
 func TestBudgetStopBeforeRelease(t *testing.T) {
 	run := protocol.RunConfig{Randomizer: "rinf", Population: 10, PerRound: 4, Eps0: 2}
 	eps := func(rounds int64) float64 {
-		g, err := event.Best([]event.Composed{{Event: run.Round(4).Event(), Count: rounds}}, 1e-5, nil)
+		g, err := route.Best([]event.Composed{{Event: run.Round(4).Event(), Count: rounds}}, 1e-5, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/shuffledp/shuffledp/dashboard"
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/internal/directed"
@@ -21,9 +19,11 @@ import (
 	"github.com/shuffledp/shuffledp/pki"
 	pb "github.com/shuffledp/shuffledp/proto/shuffledp/v1"
 	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/route"
 	"github.com/shuffledp/shuffledp/shard"
 	"github.com/shuffledp/shuffledp/shuffler"
 	"github.com/shuffledp/shuffledp/telemetry"
+	"google.golang.org/grpc"
 )
 
 // DefaultRegisterTimeout bounds the shuffler's wait for MinConnected
@@ -230,8 +230,8 @@ func NewShuffler(cfg ShufflerConfig) (*Shuffler, error) {
 		return nil, errors.New("shuffler: a ledger store is required")
 	case !(cfg.Delta > 0 && cfg.Delta < 1):
 		return nil, fmt.Errorf("delta must be in (0, 1), got %g (the shuffler's own delta, which its ledger debits at)", cfg.Delta)
-	case !event.IsBest(cfg.Bound):
-		return nil, fmt.Errorf("bound must be best or %s, got %q", event.BoundBestConjecture, cfg.Bound)
+	case !route.IsBest(cfg.Bound):
+		return nil, fmt.Errorf("bound must be best or %s, got %q", route.BoundBestConjecture, cfg.Bound)
 	case math.IsNaN(cfg.TargetEpsilon) || math.IsInf(cfg.TargetEpsilon, 0) || cfg.TargetEpsilon < 0:
 		return nil, fmt.Errorf("target-epsilon must be a finite number >= 0 (0: none), got %g", cfg.TargetEpsilon)
 	case cfg.RoundTimeout < 0:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // Exact brute force of the sharded run's privacy argument
@@ -145,7 +146,7 @@ func roundCurve(t *testing.T, n, k int64, eps0 float64) map[float64]float64 {
 	if e.Mechanism != event.SubsampledShuffle || e.N != n || e.K != k {
 		t.Fatalf("a round of %d of %d is debited as %v", k, n, e)
 	}
-	c, err := e.Curve("")
+	c, err := route.Curve(e, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/shuffledp/shuffledp/internal/pgtest"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/route"
 	"github.com/shuffledp/shuffledp/shuffler"
 )
 
@@ -471,7 +472,7 @@ func crashRun(t *testing.T, c crashCase) {
 			t.Errorf("shard %d: %d ledger rows for %d rounds released; the round debited before the fault is missing", i, len(entries), rounds)
 		}
 		ev := event.Round{Randomizer: "rinf", N: part.N(), Reports: part.K, Eps0: eps0}.Event()
-		want, err := event.Best([]event.Composed{{Event: ev, Count: int64(len(entries))}}, delta, nil)
+		want, err := route.Best([]event.Composed{{Event: ev, Count: int64(len(entries))}}, delta, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -481,7 +482,7 @@ func crashRun(t *testing.T, c crashCase) {
 		}
 		t.Logf("shard %d: n_s=%d k_s=%d, %d ledger rows, epsilon %.6g", i, part.N(), part.K, len(entries), report.Shards[i].Epsilon)
 	}
-	whole, err := event.Epsilon([]event.Composed{{Event: event.Round{Randomizer: "rinf", N: n, Reports: k, Eps0: eps0}.Event(), Count: rounds}}, "", delta, nil)
+	whole, err := route.Epsilon([]event.Composed{{Event: event.Round{Randomizer: "rinf", N: n, Reports: k, Eps0: eps0}.Event(), Count: rounds}}, "", delta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // TestEpsilons: a sharded run's report is every shard's own epsilon (its
@@ -49,7 +50,7 @@ func TestEpsilons(t *testing.T) {
 		part := p.Parts[i]
 		want := 0.0
 		if n > 0 {
-			g, err := event.Best([]event.Composed{{Event: event.Round{Randomizer: "rinf", N: part.N(), Reports: part.K, Eps0: 1}.Event(), Count: n}}, 1e-5, nil)
+			g, err := route.Best([]event.Composed{{Event: event.Round{Randomizer: "rinf", N: part.N(), Reports: part.K, Eps0: 1}.Event(), Count: n}}, 1e-5, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

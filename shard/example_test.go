@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 	"github.com/shuffledp/shuffledp/shard"
 )
 
@@ -17,7 +18,7 @@ func ExampleSplit() {
 		panic(err)
 	}
 	eps := func(n, k int64) float64 {
-		g, err := event.Epsilon([]event.Composed{{Event: event.Round{Randomizer: "rinf", N: n, Reports: k, Eps0: 2}.Event(), Count: 100}}, "", 1e-5, nil)
+		g, err := route.Epsilon([]event.Composed{{Event: event.Round{Randomizer: "rinf", N: n, Reports: k, Eps0: 2}.Event(), Count: 100}}, "", 1e-5, nil)
 		if err != nil {
 			panic(err)
 		}

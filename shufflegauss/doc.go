@@ -29,7 +29,7 @@
 // a CONJECTURE: for pairs whose changed report moves by at most one unit
 // (zero-out at sigma) it is false (n = 2, sigma = 1, order 2: the pair
 // (x, -x) vs (0, -x), |x| = 1, has D_2 = 0.951458 against Theorem 1's
-// 0.620115; docs/proofs/shuffle-gaussian.md); package event evaluates
+// 0.620115; docs/proofs/shuffle-gaussian.md); package route evaluates
 // these curves at sigma/2 (replace-one, where no counterexample is known),
 // labels them conjectures and keeps them out of "best".
 package shufflegauss

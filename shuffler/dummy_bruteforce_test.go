@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // Exact brute force of the dummy-report argument (docs/proofs/dummy-reports.md)
@@ -241,7 +242,7 @@ func (c debited) at(t *testing.T, n, k int, eps0, order float64) float64 {
 		if e.Mechanism != event.SubsampledShuffle || e.N != int64(n) || e.K != int64(k) {
 			t.Fatalf("a round of %d of %d is debited as %v", k, n, e)
 		}
-		curve, err := e.Curve("")
+		curve, err := route.Curve(e, "")
 		if err != nil {
 			t.Fatal(err)
 		}

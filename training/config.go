@@ -7,8 +7,8 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/data"
-	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/route"
 	"github.com/shuffledp/shuffledp/server"
 )
 
@@ -171,7 +171,7 @@ type Config struct {
 	TargetEpsilon float64
 	// Bound is the run's bound (--bound), recorded in its ledger
 	// (ledger.Options.Bound): "" or "best", or the opt-in
-	// event.BoundBestConjecture.
+	// route.BoundBestConjecture.
 	Bound string
 	// EvalEvery is the evaluation period in rounds (--eval-every); 0 means
 	// once per epoch.
@@ -288,8 +288,8 @@ func (c *Config) Validate() error {
 	if !(c.EMA >= 0 && c.EMA < 1) {
 		return fmt.Errorf("ema must be in [0, 1) (0 = off), got %g", c.EMA)
 	}
-	if !event.IsBest(c.Bound) {
-		return fmt.Errorf("bound must be %s or %s, got %q", accounting.BoundBest, event.BoundBestConjecture, c.Bound)
+	if !route.IsBest(c.Bound) {
+		return fmt.Errorf("bound must be %s or %s, got %q", accounting.BoundBest, route.BoundBestConjecture, c.Bound)
 	}
 	if c.TargetEpsilon < 0 || math.IsNaN(c.TargetEpsilon) || math.IsInf(c.TargetEpsilon, 0) {
 		return fmt.Errorf("target-epsilon must be >= 0 and finite (0 = no target), got %g", c.TargetEpsilon)

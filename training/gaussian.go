@@ -20,7 +20,7 @@ const (
 	// (randomizer.Gaussian); the shuffler permutes the reports; the server
 	// averages. Accounted with the subsampled shuffle Gaussian mechanism
 	// (k of n) or the shuffled check-in Gaussian mechanism (check-in),
-	// the bound "best" of package event.
+	// the bound "best" of package route.
 	RandomizerGaussian = protocol.RandomizerGaussian
 	// RandomizerCentralGaussian is central DP-SGD (Abadi et al. 2016), the
 	// baseline of the ICLR'23 submission's Fig. 1a: clients are

@@ -14,6 +14,7 @@ import (
 	"github.com/shuffledp/shuffledp/figures"
 	"github.com/shuffledp/shuffledp/ledger"
 	"github.com/shuffledp/shuffledp/metrics"
+	"github.com/shuffledp/shuffledp/route"
 	"github.com/shuffledp/shuffledp/shuffler"
 )
 
@@ -54,7 +55,7 @@ func gaussianName(c Config) string {
 }
 
 // accountEpsilon is what `shuffledp account --bound best` reports for
-// rounds applications of ev at delta (event.Best: every route), the
+// rounds applications of ev at delta (route.Best: every route), the
 // ledger's statement bit for bit up to 64 rounds (cmd/shuffledp checks the
 // CLI itself).
 func accountEpsilon(t *testing.T, ev event.Event, rounds int, delta float64) float64 {
@@ -62,11 +63,11 @@ func accountEpsilon(t *testing.T, ev event.Event, rounds int, delta float64) flo
 	return bestEpsilon(t, ev, rounds, delta)
 }
 
-// bestEpsilon is event.Best's epsilon (every route, PLD included) of rounds
+// bestEpsilon is route.Best's epsilon (every route, PLD included) of rounds
 // identical rounds of ev: what the target-epsilon stop decides by.
 func bestEpsilon(t *testing.T, ev event.Event, rounds int, delta float64) float64 {
 	t.Helper()
-	r, err := event.Best([]event.Composed{{Event: ev, Count: int64(rounds)}}, delta, nil)
+	r, err := route.Best([]event.Composed{{Event: ev, Count: int64(rounds)}}, delta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestGaussianEpsilonMatchesAccount(t *testing.T) {
 				if r.Epsilon == nil || *r.Epsilon != want {
 					t.Errorf("round %d: epsilon %v, account gives %.17g", r.Round, r.Epsilon, want)
 				}
-				if r.Sigma != cfg.Sigma || r.Eps0 != 0 || r.Bound != "best" || (r.Round > 0 && r.BoundWinner == "") || event.IsConjecture(r.BoundWinner) {
+				if r.Sigma != cfg.Sigma || r.Eps0 != 0 || r.Bound != "best" || (r.Round > 0 && r.BoundWinner == "") || route.IsConjecture(r.BoundWinner) {
 					t.Errorf("round %d: sigma %g eps0 %g bound %q winner %q", r.Round, r.Sigma, r.Eps0, r.Bound, r.BoundWinner)
 				}
 			}

@@ -40,7 +40,7 @@ func privateConfig(t *testing.T) Config {
 
 // TestLedgerMatchesAccountant: the epsilon reported at every evaluation of
 // a run equals what `account --bound best` gives for that many rounds
-// (event.Best: every route; the ledger's RDP route is the RDP accountant's
+// (route.Best: every route; the ledger's RDP route is the RDP accountant's
 // up to the rounding of summing one round at a time), and the round-0
 // record reports epsilon 0.
 func TestLedgerMatchesAccountant(t *testing.T) {

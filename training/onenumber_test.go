@@ -7,6 +7,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/metrics"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // TestRecordsCarryTheLedgersStatement: every metrics row's epsilon is the
@@ -20,7 +21,7 @@ func TestRecordsCarryTheLedgersStatement(t *testing.T) {
 	central.Randomizer, central.Participation, central.Sigma, central.Clip = RandomizerCentralGaussian, ParticipationSample, 0.8, 0.5
 	conj := baseConfig(t)
 	conj.Randomizer, conj.Participation, conj.Sigma, conj.Clip = RandomizerGaussian, ParticipationSample, 0.8, 0.5
-	conj.Bound = event.BoundBestConjecture
+	conj.Bound = route.BoundBestConjecture
 	for _, cfg := range []Config{central, conj} {
 		t.Run(cfg.Randomizer+"/"+cfg.Bound, func(t *testing.T) {
 			cfg.Epochs, cfg.EvalEvery = 1, 4
@@ -48,16 +49,16 @@ func TestRecordsCarryTheLedgersStatement(t *testing.T) {
 			ev := cfgV.RoundEvent()
 			switch cfg.Bound {
 			case "":
-				best, err := event.Best([]event.Composed{{Event: ev, Count: int64(last.Round)}}, cfg.Delta, nil)
+				best, err := route.Best([]event.Composed{{Event: ev, Count: int64(last.Round)}}, cfg.Delta, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				rdp, err := event.Account([]event.Composed{{Event: ev, Count: int64(last.Round)}}, "", cfg.Delta, nil)
+				rdp, err := route.Account([]event.Composed{{Event: ev, Count: int64(last.Round)}}, "", cfg.Delta, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if *last.Epsilon != best.Epsilon || last.Route != best.Route || last.Bound != "best" || !(best.Epsilon < rdp.Epsilon) {
-					t.Errorf("central run: record %v by %s, event.Best %v by %s (RDP route %v)", *last.Epsilon, last.Route, best.Epsilon, best.Route, rdp.Epsilon)
+					t.Errorf("central run: record %v by %s, route.Best %v by %s (RDP route %v)", *last.Epsilon, last.Route, best.Epsilon, best.Route, rdp.Epsilon)
 				}
 			default:
 				if !last.Conjecture || !strings.Contains(last.Label(), "CONJECTURE") || !strings.Contains(last.Progress(), "CONJECTURE") {

@@ -10,6 +10,7 @@ import (
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/metrics"
+	"github.com/shuffledp/shuffledp/route"
 	"github.com/shuffledp/shuffledp/server"
 )
 
@@ -261,7 +262,7 @@ func TestCheckpointOptimizerMismatch(t *testing.T) {
 // TestRecordEMAAndPaperEpsilon: with EMA the records carry the averaged
 // model's accuracy and loss beside the raw ones; every private record
 // carries epsilon_neurips21, NeurIPS'21 Thm 1 composed over the rounds
-// (event.Epsilon of the round event, bound neurips21-upper: what `account`
+// (route.Epsilon of the round event, bound neurips21-upper: what `account`
 // computes), never below epsilon.
 func TestRecordEMAAndPaperEpsilon(t *testing.T) {
 	for _, ema := range []float64{0, 0.8} {
@@ -288,7 +289,7 @@ func TestRecordEMAAndPaperEpsilon(t *testing.T) {
 			}
 			want := 0.0
 			if r.Round > 0 {
-				g, err := event.Epsilon([]event.Composed{{Event: cfg.RoundEvent(), Count: int64(r.Round)}}, accounting.BoundNeurIPS21Upper, cfg.Delta, nil)
+				g, err := route.Epsilon([]event.Composed{{Event: cfg.RoundEvent(), Count: int64(r.Round)}}, accounting.BoundNeurIPS21Upper, cfg.Delta, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/shuffledp/shuffledp/accounting"
-	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/metrics"
 	"github.com/shuffledp/shuffledp/protocol"
+	"github.com/shuffledp/shuffledp/route"
 	"github.com/shuffledp/shuffledp/server"
 )
 
@@ -118,7 +118,7 @@ func (t *Trainer) Run(ctx context.Context, hooks Hooks) (StopReason, error) {
 			rec.OrderAtGridEdge, rec.Bound, rec.BoundWinner, rec.Route = st.AtGridEdge, st.Bound, st.Winner, st.Route
 			rec.Conjecture, rec.EvaluatedAt = st.Conjecture, st.EvaluatedAt
 			if !t.cfg.gaussian() {
-				paper, err := event.Epsilon(t.ledger.Events(), accounting.BoundNeurIPS21Upper, t.cfg.Delta, nil)
+				paper, err := route.Epsilon(t.ledger.Events(), accounting.BoundNeurIPS21Upper, t.cfg.Delta, nil)
 				if err != nil {
 					return fmt.Errorf("epsilon_neurips21: %w", err)
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/shuffledp/shuffledp/account"
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 func runAccount(t *testing.T, args ...string) (string, error) {
@@ -136,7 +137,7 @@ func TestAccountJSONEchoesUsedParameters(t *testing.T) {
 	}
 }
 
-// The LDP bound list of `account --help` is generated from package event:
+// The LDP bound list of `account --help` is generated from package route:
 // every bound of either LDP mechanism has a line, a lower bound says so,
 // a bound of one mechanism names it, the approximate-DP baselines are
 // listed, and no line of the list is wider than 80 columns.
@@ -169,7 +170,7 @@ func TestAccountHelpListsBounds(t *testing.T) {
 	}
 	seen := 0
 	for _, m := range []string{event.Shuffle, event.SubsampledShuffle} {
-		for _, b := range (event.Event{Mechanism: m}).Bounds() {
+		for _, b := range route.Bounds(event.Event{Mechanism: m}) {
 			seen++
 			e := entry(b.Name)
 			if e == "" {

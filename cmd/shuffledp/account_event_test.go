@@ -9,10 +9,11 @@ import (
 	"github.com/shuffledp/shuffledp/account"
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // TestAccountMatchesEvent: `account --json` reports, for flags describing
-// an event, what event.Account reports for that event composed --steps
+// an event, what route.Account reports for that event composed --steps
 // times (the JSON contract: epsilon, delta, order, bound, winning_bound,
 // adjacency); a Gaussian event under its default adjacency (replace-one)
 // and under --adjacency zero-out.
@@ -36,7 +37,7 @@ func TestAccountMatchesEvent(t *testing.T) {
 		{[]string{"--mechanism", "subsampled-shuffle-gaussian", "--n", "60000", "--k", "600", "--sigma", "2", "--steps", "100", "--delta", "1e-5"},
 			event.Event{Mechanism: event.SubsampledShuffleGaussian, N: 60000, K: 600, Sigma: 2}, 100, "best", 1e-5, nil},
 		{[]string{"--mechanism", "checkin-gaussian", "--n", "60000", "--rate", "0.1", "--sigma", "5", "--steps", "100", "--delta", "1e-5", "--bound", "iclr23-eq13"},
-			event.Event{Mechanism: event.CheckinGaussian, N: 60000, Rate: 0.1, Sigma: 5}, 100, event.BoundICLR23Eq13, 1e-5, nil},
+			event.Event{Mechanism: event.CheckinGaussian, N: 60000, Rate: 0.1, Sigma: 5}, 100, route.BoundICLR23Eq13, 1e-5, nil},
 	} {
 		if c.e.Sigma == 0 {
 			cases = append(cases, c)
@@ -61,18 +62,18 @@ func TestAccountMatchesEvent(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &adj); err != nil {
 			t.Fatal(err)
 		}
-		want, err := event.Account([]event.Composed{{Event: c.e, Count: c.steps}}, c.bound, c.delta, c.orders)
+		want, err := route.Account([]event.Composed{{Event: c.e, Count: c.steps}}, c.bound, c.delta, c.orders)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if c.bound == accounting.BoundBest {
-			// account's best compares every route (event.Best).
-			b, err := event.Best([]event.Composed{{Event: c.e, Count: c.steps}}, c.delta, c.orders)
+			// account's best compares every route (route.Best).
+			b, err := route.Best([]event.Composed{{Event: c.e, Count: c.steps}}, c.delta, c.orders)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got.Epsilon != b.Epsilon || got.Winner != b.Winner || got.Epsilon > want.Epsilon {
-				t.Errorf("%v: account best %+v, event.Best %+v", c.args, got, b.Result)
+				t.Errorf("%v: account best %+v, route.Best %+v", c.args, got, b.Result)
 			}
 			continue
 		}
@@ -81,7 +82,7 @@ func TestAccountMatchesEvent(t *testing.T) {
 			adj.Adjacency != want.Adjacency || want.Adjacency != c.e.EffectiveAdjacency() {
 			t.Errorf("%v: account %+v (adjacency %q), event %+v", c.args, got, adj.Adjacency, want)
 		}
-		g, err := event.Epsilon([]event.Composed{{Event: c.e, Count: c.steps}}, c.bound, c.delta, c.orders)
+		g, err := route.Epsilon([]event.Composed{{Event: c.e, Count: c.steps}}, c.bound, c.delta, c.orders)
 		if err != nil || g != want.Guarantee {
 			t.Errorf("%v: Epsilon %+v (%v), Account %+v", c.args, g, err, want.Guarantee)
 		}
@@ -139,9 +140,9 @@ func TestAccountEps0OutOfRange(t *testing.T) {
 // baselines, "all") that account accepts is listed, and every listed name
 // is accepted.
 func TestAccountBoundErrorListsEveryName(t *testing.T) {
-	candidates := append(accounting.BoundNames(), event.BoundICLR23Thm1, event.BoundICLR23Thm2,
-		event.BoundICLR23Eq11, event.BoundICLR23Eq13, event.BoundGaussianCor1, event.BoundWBK19Cor1, event.BoundCheckinSlot,
-		event.BoundBestConjecture, event.BoundPLD, account.BoundRDPBest, account.BoundBestNoPLD, "all")
+	candidates := append(accounting.BoundNames(), route.BoundICLR23Thm1, route.BoundICLR23Thm2,
+		route.BoundICLR23Eq11, route.BoundICLR23Eq13, route.BoundGaussianCor1, route.BoundWBK19Cor1, route.BoundCheckinSlot,
+		route.BoundBestConjecture, route.BoundPLD, account.BoundRDPBest, account.BoundBestNoPLD, "all")
 	candidates = append(candidates, account.Baselines()...)
 	for _, mech := range [][]string{
 		{"--mechanism", "subsampled-shuffle", "--n", "100", "--k", "10", "--eps0", "1"},

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // gaussianJSON is the part of `account --json` the Gaussian tests read.
@@ -93,7 +94,7 @@ func table1Golden(t *testing.T) (capped, uncapped map[int64][2]float64) {
 func TestAccountGaussianTable1(t *testing.T) {
 	capped, uncapped := table1Golden(t)
 	delta := strconv.FormatFloat(1.0/60000, 'g', -1, 64)
-	base := []string{"--mechanism", "shuffle-gaussian", "--sigma", "18.96", "--n", "60000", "--delta", delta, "--bound", event.BoundICLR23Thm1}
+	base := []string{"--mechanism", "shuffle-gaussian", "--sigma", "18.96", "--n", "60000", "--delta", delta, "--bound", route.BoundICLR23Thm1}
 	paper := map[int64]string{1: "0.22820", 2: "0.22820", 7: "0.22822"}
 	for _, T := range []int64{1, 2, 7} {
 		steps := strconv.FormatInt(T, 10)
@@ -104,7 +105,7 @@ func TestAccountGaussianTable1(t *testing.T) {
 		if want := capped[T]; v.Epsilon < want[0] || v.Epsilon > want[0]+1e-10 || v.Order != want[1] {
 			t.Errorf("T=%d orders 2:30: %.15g at %g, mpmath %.15g at %g", T, v.Epsilon, v.Order, want[0], want[1])
 		}
-		if v.Bound != event.BoundICLR23Thm1 || !v.Conjecture || v.Lower || v.Delta != 1.0/60000 || v.Conversion == "" {
+		if v.Bound != route.BoundICLR23Thm1 || !v.Conjecture || v.Lower || v.Delta != 1.0/60000 || v.Conversion == "" {
 			t.Errorf("T=%d: JSON contract: %+v", T, v)
 		}
 
@@ -158,7 +159,7 @@ func TestAccountGaussianAll(t *testing.T) {
 			}
 			all = math.Min(all, got[b])
 		}
-		if got["best"] != best || conj["best"] || got[event.BoundBestConjecture] != all || !conj[event.BoundBestConjecture] || !(all < best) {
+		if got["best"] != best || conj["best"] || got[route.BoundBestConjecture] != all || !conj[route.BoundBestConjecture] || !(all < best) {
 			t.Errorf("%s rows: %v (conjecture %v)", name, got, conj)
 		}
 	}
@@ -175,10 +176,10 @@ func TestAccountGaussianAll(t *testing.T) {
 			rdp := 10 * l / (2 * c.sigma * c.sigma)
 			cor1 = math.Min(cor1, rdp+(math.Log(1e6)+(l-1)*math.Log1p(-1/l)-math.Log(l))/(l-1))
 		}
-		if e := got[event.BoundGaussianCor1]; e < cor1 || e > cor1*(1+1e-12) {
+		if e := got[route.BoundGaussianCor1]; e < cor1 || e > cor1*(1+1e-12) {
 			t.Errorf("%s: gaussian-cor1: %.15g, closed form %.15g", c.adjacency, e, cor1)
 		}
-		check("shuffle-gaussian "+c.adjacency, got, conj, []string{event.BoundGaussianCor1, event.BoundPLD}, []string{event.BoundICLR23Thm1})
+		check("shuffle-gaussian "+c.adjacency, got, conj, []string{route.BoundGaussianCor1, route.BoundPLD}, []string{route.BoundICLR23Thm1})
 		if v.Bound != "best" || v.Conjecture {
 			t.Errorf("%s: main row %+v", c.adjacency, v)
 		}
@@ -186,14 +187,14 @@ func TestAccountGaussianAll(t *testing.T) {
 
 	got, conj, _ := rows("--mechanism", "checkin-gaussian", "--sigma", "5", "--n", "60000",
 		"--rate", "0.1", "--steps", "100", "--delta", "1e-5", "--bound", "all")
-	if len(got) != 7 || !(got[event.BoundICLR23Eq11] <= got[event.BoundICLR23Eq13]) || !(got[event.BoundCheckinSlot] < got[event.BoundGaussianCor1]) {
+	if len(got) != 7 || !(got[route.BoundICLR23Eq11] <= got[route.BoundICLR23Eq13]) || !(got[route.BoundCheckinSlot] < got[route.BoundGaussianCor1]) {
 		t.Errorf("checkin-gaussian rows: %v", got)
 	}
-	check("checkin-gaussian", got, conj, []string{event.BoundGaussianCor1, event.BoundCheckinSlot, event.BoundPLD}, []string{event.BoundICLR23Eq11, event.BoundICLR23Eq13})
+	check("checkin-gaussian", got, conj, []string{route.BoundGaussianCor1, route.BoundCheckinSlot, route.BoundPLD}, []string{route.BoundICLR23Eq11, route.BoundICLR23Eq13})
 
 	got, conj, _ = rows("--mechanism", "subsampled-shuffle-gaussian", "--sigma", "2", "--n", "60000",
 		"--k", "600", "--steps", "100", "--delta", "1e-5", "--bound", "all")
-	check("subsampled-shuffle-gaussian", got, conj, []string{event.BoundGaussianCor1, event.BoundWBK19Cor1, event.BoundPLD}, []string{event.BoundICLR23Thm2})
+	check("subsampled-shuffle-gaussian", got, conj, []string{route.BoundGaussianCor1, route.BoundWBK19Cor1, route.BoundPLD}, []string{route.BoundICLR23Thm2})
 
 	// Subsampling (k < n) costs less than no subsampling at the same
 	// per-report noise.
@@ -201,7 +202,7 @@ func TestAccountGaussianAll(t *testing.T) {
 		"--k", "600", "--steps", "100", "--delta", "1e-5", "--orders", "2:256")
 	full := accountGaussianJSON(t, "--mechanism", "shuffle-gaussian", "--sigma", "2", "--n", "600",
 		"--steps", "100", "--delta", "1e-5", "--orders", "2:256")
-	if !(sub.Epsilon > 0 && sub.Epsilon < full.Epsilon) || sub.Winner != event.BoundPLD || sub.Conjecture {
+	if !(sub.Epsilon > 0 && sub.Epsilon < full.Epsilon) || sub.Winner != route.BoundPLD || sub.Conjecture {
 		t.Errorf("subsampled %.6g (winner %s), unsampled 600 clients %.6g", sub.Epsilon, sub.Winner, full.Epsilon)
 	}
 }
@@ -258,7 +259,7 @@ func TestAccountGaussianHelp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"CONJECTURES", "PROVEN", "worst-case", "D=(0,...,0), D'=(1,0,...,0)", "0.951458", event.CheckinGaussian,
-		event.BoundICLR23Eq13, event.BoundBestConjecture, event.BoundWBK19Cor1, event.BoundCheckinSlot, "shuffle-gaussian|"} {
+		route.BoundICLR23Eq13, route.BoundBestConjecture, route.BoundWBK19Cor1, route.BoundCheckinSlot, "shuffle-gaussian|"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("account --help lacks %q", s)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/account"
 	"github.com/shuffledp/shuffledp/accounting"
-	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 	"github.com/shuffledp/shuffledp/sampledgauss"
 )
 
@@ -261,7 +261,7 @@ func BenchmarkCalibrateSigmaSampledGaussian(b *testing.B) {
 // best), curve caches cleared.
 func BenchmarkAccountSampledGaussian(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		event.ResetCaches()
+		route.ResetCaches()
 		cmd := newAccountCmd()
 		cmd.SetOut(io.Discard)
 		cmd.SetArgs([]string{"--mechanism", "sampled-gaussian", "--rate", "0.004", "--sigma", "1.1", "--steps", "14063", "--delta", "1e-5", "--json"})

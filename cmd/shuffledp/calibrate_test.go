@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 func runCalibrate(t *testing.T, args ...string) (string, error) {
@@ -107,7 +107,7 @@ func TestCalibrateErrors(t *testing.T) {
 // caches.
 func benchmarkCalibrate(b *testing.B, args ...string) {
 	for i := 0; i < b.N; i++ {
-		event.ResetCaches()
+		route.ResetCaches()
 		cmd := newCalibrateCmd()
 		var out bytes.Buffer
 		cmd.SetOut(&out)

@@ -54,7 +54,7 @@ class Statement:
 @dataclass(frozen=True)
 class CertifiedInterval:
     """The certified interval of a composition of eps0-LDP shuffle events
-    (Go's event.CertifiedInterval): the worst case's epsilon lies in
+    (Go's route.CertifiedInterval): the worst case's epsilon lies in
     [lower, upper]; ``lower`` is the exact epsilon of ``witness``, a true
     lower bound, ``upper`` best's guarantee (attained by ``upper_bound``)."""
 

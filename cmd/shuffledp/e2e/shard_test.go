@@ -16,6 +16,7 @@ import (
 	"github.com/shuffledp/shuffledp/internal/clitest"
 	"github.com/shuffledp/shuffledp/internal/pgtest"
 	"github.com/shuffledp/shuffledp/ledger"
+	"github.com/shuffledp/shuffledp/route"
 	"github.com/shuffledp/shuffledp/shard"
 )
 
@@ -189,7 +190,7 @@ func TestShardedShufflersKill9(t *testing.T) {
 		if n := len(entries); n > 20 || n < applied || (applied == 20 && n != 20) {
 			t.Errorf("shard %d: %d ledger rows; want at most the 20 planned, at least the %d applied", i, n, applied)
 		}
-		want, err := event.Best([]event.Composed{{Event: ev, Count: int64(len(entries))}}, 1e-5, nil)
+		want, err := route.Best([]event.Composed{{Event: ev, Count: int64(len(entries))}}, 1e-5, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +216,7 @@ func TestShardedShufflersKill9(t *testing.T) {
 	}
 	// The server's own ledger records every round as one shard's round.
 	srvRounds, srvEps, _ := clitest.LedgerShow(t, filepath.Join(dir, "server"))
-	wantSrv, err := event.Best([]event.Composed{{Event: ev, Count: int64(applied)}}, 1e-5, nil)
+	wantSrv, err := route.Best([]event.Composed{{Event: ev, Count: int64(applied)}}, 1e-5, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestUpShards(t *testing.T) {
 	ev := event.Round{Randomizer: "rinf", N: 8, Reports: 2, Eps0: 1}.Event()
 	most := 0.0
 	for i, s := range r.Shards {
-		want, err := event.Best([]event.Composed{{Event: ev, Count: s.Rounds}}, 1e-5, nil)
+		want, err := route.Best([]event.Composed{{Event: ev, Count: s.Rounds}}, 1e-5, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,11 @@
-package event
+package route
 
 import (
 	"errors"
 	"fmt"
 	"math"
 
+	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/pld"
 )
 
@@ -45,7 +46,7 @@ type PLDResult struct {
 //
 // Results are memoised (pldMemo): `shuffledp account` asks for the same
 // composition up to three times (best, pld, certified).
-func PLD(events []Composed, delta float64) (PLDResult, error) {
+func PLD(events []event.Composed, delta float64) (PLDResult, error) {
 	if !(delta > 0 && delta < 1) {
 		return PLDResult{}, fmt.Errorf("--delta must be in (0,1), got %g", delta)
 	}
@@ -60,7 +61,7 @@ func PLD(events []Composed, delta float64) (PLDResult, error) {
 	return r, err
 }
 
-func pldCompute(events []Composed, delta float64) (PLDResult, error) {
+func pldCompute(events []event.Composed, delta float64) (PLDResult, error) {
 	rounds, err := countRounds(events)
 	if err != nil {
 		return PLDResult{}, err
@@ -84,16 +85,16 @@ func pldCompute(events []Composed, delta float64) (PLDResult, error) {
 		}
 		e, steps := c.Event, int(c.Count)
 		switch {
-		case IsLDP(e.Mechanism):
+		case event.IsLDP(e.Mechanism):
 			if e.Eps0 == 0 {
 				continue // the output does not depend on the data
 			}
-			err = a.AddClone(e.N, e.reports(), e.Eps0, steps)
-		case e.Mechanism == SampledGaussian:
+			err = a.AddClone(e.N, e.Reports(), e.Eps0, steps)
+		case e.Mechanism == event.SampledGaussian:
 			err = a.AddSampledGaussian(e.Sigma, e.Rate, steps)
-		case IsGaussian(e.Mechanism):
+		case event.IsGaussian(e.Mechanism):
 			err = addShuffleGaussian(&a, e, steps)
-			if e.Mechanism != ShuffleGaussian && e.K != e.N {
+			if e.Mechanism != event.ShuffleGaussian && e.K != e.N {
 				coarse += c.Count
 			}
 		}
@@ -156,34 +157,36 @@ const coarseGridRounds = 20000
 //     sampled one), rate k/n, pld.AddWORGaussian;
 //   - checkin-gaussian: the changed client's slot, at s = sigma (zero-out)
 //     or sigma/2 (replace-one), pld.AddCheckinGaussian.
-func addShuffleGaussian(a *pld.Accountant, e Event, steps int) error {
+func addShuffleGaussian(a *pld.Accountant, e event.Event, steps int) error {
 	own := e.Sigma
-	if e.EffectiveAdjacency() == AdjacencyReplaceOne {
+	if e.EffectiveAdjacency() == event.AdjacencyReplaceOne {
 		own = e.Sigma / 2
 	}
 	switch {
-	case e.Mechanism == ShuffleGaussian || e.Mechanism == SubsampledShuffleGaussian && e.K == e.N:
+	case e.Mechanism == event.ShuffleGaussian || e.Mechanism == event.SubsampledShuffleGaussian && e.K == e.N:
 		return a.AddGaussian(own, steps)
-	case e.Mechanism == SubsampledShuffleGaussian:
+	case e.Mechanism == event.SubsampledShuffleGaussian:
 		return a.AddWORGaussian(e.Sigma/2, float64(e.K)/float64(e.N), steps)
-	case e.Mechanism == CheckinGaussian:
+	case e.Mechanism == event.CheckinGaussian:
 		return a.AddCheckinGaussian(own, e.Rate, steps)
 	}
 	return fmt.Errorf("%s: %w", e, ErrNoDominatingPair)
 }
 
 // hasPLD reports whether e's mechanism has a dominating pair in package pld.
-func hasPLD(e Event) bool { return HasPLDRoute(e.Mechanism) }
+func hasPLD(e event.Event) bool { return HasPLDRoute(e.Mechanism) }
 
 // HasPLDRoute reports whether mechanism m has a PLD route (a dominating
 // pair in package pld: the LDP shuffle mechanisms, the sampled Gaussian and
 // the three shuffle Gaussian mechanisms), which Best then compares with the
 // others.
-func HasPLDRoute(m string) bool { return IsLDP(m) || m == SampledGaussian || IsGaussian(m) }
+func HasPLDRoute(m string) bool {
+	return event.IsLDP(m) || m == event.SampledGaussian || event.IsGaussian(m)
+}
 
 // pldKey identifies a PLD query: the events in order (their %v form
 // round-trips every float) and the bits of delta.
-func pldKey(events []Composed, delta float64) string {
+func pldKey(events []event.Composed, delta float64) string {
 	return memoKey(events, delta, nil)
 }
 

@@ -1,10 +1,11 @@
-package event
+package route
 
 import (
 	"math"
 	"testing"
 
 	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // exactEpsilon is the exact epsilon at delta of the T-fold product of the
@@ -69,8 +70,8 @@ func TestCertifiedLowerAgainstBruteForce(t *testing.T) {
 		{5, 3, 1, 2, 1e-3},
 		{3, 2, 1.5, 3, 1e-4},
 	} {
-		ev := Event{Mechanism: SubsampledShuffle, N: c.n, K: c.k, Eps0: c.eps0}
-		events := []Composed{{Event: ev, Count: int64(c.steps)}}
+		ev := event.Event{Mechanism: event.SubsampledShuffle, N: c.n, K: c.k, Eps0: c.eps0}
+		events := []event.Composed{{Event: ev, Count: int64(c.steps)}}
 		got, err := CertifiedInterval(events, c.delta)
 		if err != nil {
 			t.Fatal(err)
@@ -119,8 +120,8 @@ func TestCertifiedBelowPLD(t *testing.T) {
 		for _, k := range []int64{1, 10} {
 			for _, eps0 := range []float64{0.5, 3} {
 				for _, steps := range []int64{1, 20} {
-					ev := Event{Mechanism: SubsampledShuffle, N: n, K: k, Eps0: eps0}
-					events := []Composed{{Event: ev, Count: steps}}
+					ev := event.Event{Mechanism: event.SubsampledShuffle, N: n, K: k, Eps0: eps0}
+					events := []event.Composed{{Event: ev, Count: steps}}
 					c, err := CertifiedInterval(events, 1e-6)
 					if err != nil {
 						t.Fatal(err)
@@ -153,8 +154,8 @@ func FuzzCertifiedLower(f *testing.F) {
 		if !(eps0 > 0.01 && eps0 <= 5) || !(delta >= 1e-6 && delta <= 0.5) {
 			t.Skip()
 		}
-		ev := Event{Mechanism: SubsampledShuffle, N: n, K: k, Eps0: eps0}
-		c, err := CertifiedInterval([]Composed{{Event: ev, Count: int64(steps)}}, delta)
+		ev := event.Event{Mechanism: event.SubsampledShuffle, N: n, K: k, Eps0: eps0}
+		c, err := CertifiedInterval([]event.Composed{{Event: ev, Count: int64(steps)}}, delta)
 		if err != nil {
 			t.Fatalf("%v x%d delta %g: %v", ev, steps, delta, err)
 		}

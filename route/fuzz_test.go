@@ -1,8 +1,10 @@
-package event
+package route
 
 import (
 	"math"
 	"testing"
+
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // FuzzEvent decodes an event from JSON, validates it and, when valid,
@@ -25,9 +27,9 @@ func FuzzEvent(f *testing.F) {
 		f.Add([]byte(s), int64(10))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, count int64) {
-		e, err := Parse(data)
+		e, err := event.Parse(data)
 		if err != nil {
-			if _, cerr := e.Curve(""); cerr == nil && e.Validate() != nil {
+			if _, cerr := Curve(e, ""); cerr == nil && e.Validate() != nil {
 				t.Fatalf("invalid event %+v yields a curve", e)
 			}
 			return
@@ -36,8 +38,8 @@ func FuzzEvent(f *testing.F) {
 			return
 		}
 		orders := []float64{1.5, 2, 3, 16, 64}
-		for _, b := range e.Bounds() {
-			c, err := e.Curve(b.Name)
+		for _, b := range Bounds(e) {
+			c, err := Curve(e, b.Name)
 			if err != nil {
 				continue
 			}
@@ -52,7 +54,7 @@ func FuzzEvent(f *testing.F) {
 		if count < 0 {
 			count = -count
 		}
-		g, err := Epsilon([]Composed{{Event: e, Count: count}}, "", 1e-6, orders)
+		g, err := Epsilon([]event.Composed{{Event: e, Count: count}}, "", 1e-6, orders)
 		if err == nil && (math.IsNaN(g.Epsilon) || math.IsInf(g.Epsilon, 0) || g.Epsilon < 0) {
 			t.Fatalf("%s x%d: epsilon %g", e, count, g.Epsilon)
 		}

@@ -1,4 +1,4 @@
-package event
+package route
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/pld"
 	"github.com/shuffledp/shuffledp/shufflegauss"
 )
@@ -90,9 +91,9 @@ func readShuffleGaussianGolden(t *testing.T) shuffleGaussianGolden {
 // client's input becomes 0, replace-one otherwise.
 func adjacencyOf(dPrime []float64) string {
 	if dPrime[0] == 0 {
-		return AdjacencyZeroOut
+		return event.AdjacencyZeroOut
 	}
-	return AdjacencyReplaceOne
+	return event.AdjacencyReplaceOne
 }
 
 // TestZeroOutCounterexample: the exact Rényi divergence of the shuffled
@@ -123,9 +124,9 @@ func TestZeroOutCounterexample(t *testing.T) {
 				t.Errorf("negative control: Thm 1 at sigma = 1, n = 2, order 2: %v (%v), want 0.620115 < the exact %v", v, err, c.Renyi)
 			}
 		}
-		e := Event{Mechanism: ShuffleGaussian, N: c.N, Sigma: c.Sigma, Adjacency: adj}
+		e := event.Event{Mechanism: event.ShuffleGaussian, N: c.N, Sigma: c.Sigma, Adjacency: adj}
 		for _, b := range []string{"best", BoundGaussianCor1, BoundICLR23Thm1, BoundBestConjecture} {
-			curve, err := e.Curve(b)
+			curve, err := Curve(e, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,9 +142,9 @@ func TestZeroOutCounterexample(t *testing.T) {
 }
 
 // pldEpsilonAt is the PLD route's epsilon of one round of e at delta.
-func pldEpsilonAt(t *testing.T, e Event, delta float64) float64 {
+func pldEpsilonAt(t *testing.T, e event.Event, delta float64) float64 {
 	t.Helper()
-	r, err := PLD([]Composed{{Event: e, Count: 1}}, delta)
+	r, err := PLD([]event.Composed{{Event: e, Count: 1}}, delta)
 	if err != nil {
 		t.Fatalf("%s at delta %g: %v", e, delta, err)
 	}
@@ -160,7 +161,7 @@ func pldEpsilonAt(t *testing.T, e Event, delta float64) float64 {
 // the oracle's zero-out placement that exceeds it.
 func TestPLDRouteAboveExactHockeyStick(t *testing.T) {
 	g := readShuffleGaussianGolden(t)
-	check := func(name string, e Event, eps, h float64) {
+	check := func(name string, e event.Event, eps, h float64) {
 		t.Helper()
 		if !(h > 1e-12 && h < 0.5) {
 			return
@@ -170,13 +171,13 @@ func TestPLDRouteAboveExactHockeyStick(t *testing.T) {
 		}
 	}
 	for _, c := range g.HS {
-		e := Event{Mechanism: ShuffleGaussian, N: 2, Sigma: c.Sigma, Adjacency: adjacencyOf(c.Dprime)}
+		e := event.Event{Mechanism: event.ShuffleGaussian, N: 2, Sigma: c.Sigma, Adjacency: adjacencyOf(c.Dprime)}
 		check("shuffle n=2", e, c.Eps, c.HS-c.Err)
 	}
 	wrongFails := 0
 	for _, c := range g.WOR {
 		h, _ := strconv.ParseFloat(c.HS, 64)
-		e := Event{Mechanism: SubsampledShuffleGaussian, N: c.N, K: c.K, Sigma: c.Sigma, Adjacency: c.Adjacency}
+		e := event.Event{Mechanism: event.SubsampledShuffleGaussian, N: c.N, K: c.K, Sigma: c.Sigma, Adjacency: c.Adjacency}
 		check("wor", e, c.Eps, h*(1-1e-12)-c.Err)
 		if c.WrongExceeded {
 			wrong, err := pld.WORGaussian(c.Sigma, float64(c.K)/float64(c.N), 1, pld.Options{})
@@ -196,7 +197,7 @@ func TestPLDRouteAboveExactHockeyStick(t *testing.T) {
 		t.Error("negative control: the WOR pair at sensitivity C is never below the mechanism's exact hockey-stick")
 	}
 	for _, c := range g.CheckIn {
-		e := Event{Mechanism: CheckinGaussian, N: c.N, Rate: c.Rate, Sigma: c.Sigma, Adjacency: c.Adjacency}
+		e := event.Event{Mechanism: event.CheckinGaussian, N: c.N, Rate: c.Rate, Sigma: c.Sigma, Adjacency: c.Adjacency}
 		check("check-in", e, c.Eps, c.HS-c.Err)
 	}
 }
@@ -220,7 +221,7 @@ func TestMonteCarloN20(t *testing.T) {
 			if !(v < c.RenyiLo) {
 				t.Errorf("negative control: Thm 1 at sigma, n = %d, order %g: %v, not below the Monte Carlo %v - 3 SE", c.N, c.Order, v, c.RenyiLo)
 			}
-			curve, err := Event{Mechanism: ShuffleGaussian, N: c.N, Sigma: c.Sigma, Adjacency: AdjacencyZeroOut}.Curve("best")
+			curve, err := Curve(event.Event{Mechanism: event.ShuffleGaussian, N: c.N, Sigma: c.Sigma, Adjacency: event.AdjacencyZeroOut}, "best")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,14 +229,14 @@ func TestMonteCarloN20(t *testing.T) {
 				t.Errorf("best at order %g: %v (%v), below the Monte Carlo %v + 3 SE", c.Order, b, err, c.RenyiHi)
 			}
 		case "shuffle hs":
-			e := Event{Mechanism: ShuffleGaussian, N: c.N, Sigma: c.Sigma, Adjacency: AdjacencyZeroOut}
+			e := event.Event{Mechanism: event.ShuffleGaussian, N: c.N, Sigma: c.Sigma, Adjacency: event.AdjacencyZeroOut}
 			if h := c.HS - 3*c.SE; h > 1e-12 {
 				if got := pldEpsilonAt(t, e, h); !(got >= c.Eps) {
 					t.Errorf("%s: PLD epsilon %v at delta %v, below the Monte Carlo's %v", e, got, h, c.Eps)
 				}
 			}
 		case "wor hs":
-			e := Event{Mechanism: SubsampledShuffleGaussian, N: c.N, K: c.K, Sigma: c.Sigma, Adjacency: c.Adjacency}
+			e := event.Event{Mechanism: event.SubsampledShuffleGaussian, N: c.N, K: c.K, Sigma: c.Sigma, Adjacency: c.Adjacency}
 			if h := c.HS - 3*c.SE; h > 1e-12 {
 				if got := pldEpsilonAt(t, e, h); !(got >= c.Eps) {
 					t.Errorf("%s: PLD epsilon %v at delta %v, below the Monte Carlo's %v", e, got, h, c.Eps)

@@ -1,4 +1,4 @@
-package event
+package route
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/internal/logmath"
 	"github.com/shuffledp/shuffledp/shufflegauss"
 )
@@ -98,9 +99,9 @@ var gaussianDescriptions = map[string]string{
 // provenGaussianBounds lists the proven RDP bounds of a Gaussian mechanism.
 func provenGaussianBounds(mech string) []string {
 	switch mech {
-	case ShuffleGaussian:
+	case event.ShuffleGaussian:
 		return []string{BoundGaussianCor1}
-	case SubsampledShuffleGaussian:
+	case event.SubsampledShuffleGaussian:
 		return []string{BoundGaussianCor1, BoundWBK19Cor1}
 	}
 	return []string{BoundGaussianCor1, BoundCheckinSlot}
@@ -110,9 +111,9 @@ func provenGaussianBounds(mech string) []string {
 // mechanism.
 func conjectureGaussianBounds(mech string) []string {
 	switch mech {
-	case ShuffleGaussian:
+	case event.ShuffleGaussian:
 		return []string{BoundICLR23Thm1}
-	case SubsampledShuffleGaussian:
+	case event.SubsampledShuffleGaussian:
 		return []string{BoundICLR23Thm2}
 	}
 	return []string{BoundICLR23Eq11, BoundICLR23Eq13}
@@ -132,7 +133,7 @@ func gaussianBounds(mech string) []Bound {
 
 // gaussianCurveKey identifies a curve in gaussianCurves.
 type gaussianCurveKey struct {
-	e     Event
+	e     event.Event
 	bound string
 }
 
@@ -154,8 +155,8 @@ func ResetCaches() {
 }
 
 // gaussianCurve returns the memoised curve of a validated Gaussian event.
-func gaussianCurve(e Event, bound string) (accounting.RDP, error) {
-	if e.Mechanism == ShuffleGaussian {
+func gaussianCurve(e event.Event, bound string) (accounting.RDP, error) {
+	if e.Mechanism == event.ShuffleGaussian {
 		e.K = 0 // k = n and k omitted are the same event
 	}
 	e.Adjacency = e.EffectiveAdjacency()
@@ -187,6 +188,19 @@ type namedCurve struct {
 func (c namedCurve) Name() string                       { return c.name }
 func (c namedCurve) RDP(order float64) (float64, error) { return c.curve.RDP(order) }
 
+// How the adjacency enters the Gaussian curves (newGaussianCurve; the relations are package event's, adjacency.go): under
+// zero-out the changed client's clipped input moves by at most C (the unit
+// of sigma), under replace-one by at most 2C, so a bound on the Gaussian
+// report of the changed client alone (Cor. 1, the check-in slot, the
+// Gaussian PLD pair) is evaluated at sigma under zero-out and at sigma/2
+// under replace-one. The WOR subsampled bounds compare the changed client
+// with another sampled client, up to 2C apart under either relation:
+// sigma/2 for both. The ICLR'23 conjectures (Thm 1's worst-case pair) are
+// evaluated at sigma/2 for both relations: at sigma they are refuted under
+// zero-out (docs/proofs/shuffle-gaussian.md), and every zero-out pair is a
+// replace-one pair (0 lies in the clipped domain), so zero-out may use
+// whatever replace-one uses.
+
 // newGaussianCurve builds the curve of bound for e (Adjacency set to its
 // effective relation). "best" is the pointwise minimum of the proven
 // bounds; best-conjecture adds the conjectures. Every component is named
@@ -201,7 +215,7 @@ func (c namedCurve) RDP(order float64) (float64, error) { return c.curve.RDP(ord
 // conjectures are stated for the replace-one pair at sigma/2, and a
 // zero-out pair is a replace-one pair: sigma/2 for both (at sigma under
 // zero-out Thm 1 is refuted, docs/proofs/shuffle-gaussian.md).
-func newGaussianCurve(e Event, bound string) (accounting.RDP, error) {
+func newGaussianCurve(e event.Event, bound string) (accounting.RDP, error) {
 	var parts []string
 	switch bound {
 	case accounting.BoundBest:
@@ -222,7 +236,7 @@ func newGaussianCurve(e Event, bound string) (accounting.RDP, error) {
 	}
 	half := e.Sigma / 2 // exact in float64
 	own := e.Sigma      // the changed client against itself
-	if e.Adjacency == AdjacencyReplaceOne {
+	if e.Adjacency == event.AdjacencyReplaceOne {
 		own = half
 	}
 	var (
@@ -232,20 +246,20 @@ func newGaussianCurve(e Event, bound string) (accounting.RDP, error) {
 	switch {
 	case bound == BoundGaussianCor1: // valid for all three mechanisms (see gaussianRDP)
 		c = gaussianRDP{sigma: own}
-	case e.Mechanism == SubsampledShuffleGaussian && bound == BoundWBK19Cor1:
+	case e.Mechanism == event.SubsampledShuffleGaussian && bound == BoundWBK19Cor1:
 		c, err = accounting.SubsampledWBK19(gaussianRDP{sigma: half}, math.Inf(1), float64(e.K)/float64(e.N))
-	case e.Mechanism == CheckinGaussian && bound == BoundCheckinSlot:
+	case e.Mechanism == event.CheckinGaussian && bound == BoundCheckinSlot:
 		c = checkinSlotRDP{sigma: own, rate: e.Rate}
-	case e.Mechanism == ShuffleGaussian && bound == BoundICLR23Thm1:
+	case e.Mechanism == event.ShuffleGaussian && bound == BoundICLR23Thm1:
 		c, err = shufflegauss.NewShuffle(half, e.N)
-	case e.Mechanism == SubsampledShuffleGaussian && bound == BoundICLR23Thm2:
+	case e.Mechanism == event.SubsampledShuffleGaussian && bound == BoundICLR23Thm2:
 		c, err = shufflegauss.NewSubsampled(half, e.N, e.K)
-	case e.Mechanism == CheckinGaussian && bound == BoundICLR23Eq11:
+	case e.Mechanism == event.CheckinGaussian && bound == BoundICLR23Eq11:
 		c, err = shufflegauss.NewCheckIn(half, e.N, e.Rate, shufflegauss.CheckInMixture)
-	case e.Mechanism == CheckinGaussian && bound == BoundICLR23Eq13:
+	case e.Mechanism == event.CheckinGaussian && bound == BoundICLR23Eq13:
 		c, err = shufflegauss.NewCheckIn(half, e.N, e.Rate, shufflegauss.CheckInChernoff)
 	default:
-		return nil, e.unknownBound(bound)
+		return nil, unknownBound(e, bound)
 	}
 	if err != nil {
 		return nil, err
@@ -331,20 +345,20 @@ func gaussianOrders(maxOrder int) []float64 {
 // near 2 sigma^2 log n, between the points of a sparse grid; every integer
 // 2..256 for subsampled-shuffle-gaussian and checkin-gaussian, which
 // Epsilon widens (see wideOrders) when the optimum is at 256.
-func (e Event) DefaultOrders() []float64 {
+func DefaultOrders(e event.Event) []float64 {
 	switch e.Mechanism {
-	case ShuffleGaussian:
+	case event.ShuffleGaussian:
 		return gaussianOrders(gaussianMaxOrder)
-	case SubsampledShuffleGaussian, CheckinGaussian:
+	case event.SubsampledShuffleGaussian, event.CheckinGaussian:
 		return gaussianOrders(adaptiveMaxOrder)
 	}
 	return accounting.DefaultOrders()
 }
 
-// adaptive reports whether e's default grid is widened when the optimum
+// adaptiveGrid reports whether e's default grid is widened when the optimum
 // sits at its edge.
-func (e Event) adaptive() bool {
-	return e.Mechanism == SubsampledShuffleGaussian || e.Mechanism == CheckinGaussian
+func adaptiveGrid(e event.Event) bool {
+	return e.Mechanism == event.SubsampledShuffleGaussian || e.Mechanism == event.CheckinGaussian
 }
 
 // wideOrders is the grid used when the optimum sits at the edge of an
@@ -352,14 +366,14 @@ func (e Event) adaptive() bool {
 // to 4096, for checkin-gaussian the default grid joined with the sparse
 // accounting.DefaultOrders (each check-in order costs a sum over blocks of
 // k); the default grid otherwise.
-func (e Event) wideOrders() []float64 {
+func wideOrders(e event.Event) []float64 {
 	switch e.Mechanism {
-	case SubsampledShuffleGaussian:
+	case event.SubsampledShuffleGaussian:
 		return gaussianOrders(gaussianMaxOrder)
-	case CheckinGaussian:
-		return union(e.DefaultOrders(), accounting.DefaultOrders())
+	case event.CheckinGaussian:
+		return union(DefaultOrders(e), accounting.DefaultOrders())
 	}
-	return e.DefaultOrders()
+	return DefaultOrders(e)
 }
 
 // union returns the sorted union of order grids without duplicates.

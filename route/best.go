@@ -1,4 +1,4 @@
-package event
+package route
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/approxdp"
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // Routes of Best: the ways to an (epsilon, delta) upper bound it compares.
@@ -88,7 +89,7 @@ type BestResult struct {
 //
 // Results are memoised (memo.go); each call returns its own copies of the
 // slices.
-func Best(events []Composed, delta float64, orders []float64) (BestResult, error) {
+func Best(events []event.Composed, delta float64, orders []float64) (BestResult, error) {
 	return BestWith(events, accounting.BoundBest, delta, orders)
 }
 
@@ -97,7 +98,7 @@ func Best(events []Composed, delta float64, orders []float64) (BestResult, error
 // admits the conjectured shuffle Gaussian bounds (the other routes are
 // proven). The result is labelled (Result.Conjecture, RouteResult.Conjecture)
 // when a conjecture attains it. Any other bound is an error.
-func BestWith(events []Composed, bound string, delta float64, orders []float64) (BestResult, error) {
+func BestWith(events []event.Composed, bound string, delta float64, orders []float64) (BestResult, error) {
 	if bound == "" {
 		bound = accounting.BoundBest
 	}
@@ -126,7 +127,7 @@ var bestMemo = newMemo[BestResult](16)
 // routes names the routes to add (RouteApproxDP, RoutePLD); none means all.
 // A ledger pricing every round passes RouteApproxDP alone: the PLD route
 // costs about a second per evaluation at training sizes.
-func BestOf(events []Composed, r Result, delta float64, routes ...string) BestResult {
+func BestOf(events []event.Composed, r Result, delta float64, routes ...string) BestResult {
 	use := func(route string) bool { return len(routes) == 0 || slices.Contains(routes, route) }
 	rdp := RouteResult{Route: RouteRDP, Bound: r.Winner, Epsilon: r.Epsilon, Order: r.Order,
 		Conversion: r.Conversion, AtGridEdge: r.AtGridEdge, Conjecture: r.Conjecture}
@@ -139,7 +140,7 @@ func BestOf(events []Composed, r Result, delta float64, routes ...string) BestRe
 	}
 	for _, route := range []struct {
 		name string
-		f    func([]Composed, float64) (RouteResult, string, error)
+		f    func([]event.Composed, float64) (RouteResult, string, error)
 	}{{RouteApproxDP, approxDPRoute}, {RoutePLD, pldRoute}} {
 		if !use(route.name) {
 			continue
@@ -171,14 +172,14 @@ func BestOf(events []Composed, r Result, delta float64, routes ...string) BestRe
 
 // approxDPRoute evaluates the approximate-DP route, or says why it does
 // not apply (reason non-empty).
-func approxDPRoute(events []Composed, delta float64) (RouteResult, string, error) {
-	var e Event
+func approxDPRoute(events []event.Composed, delta float64) (RouteResult, string, error) {
+	var e event.Event
 	var steps int64
 	for _, c := range events {
 		if c.Count == 0 {
 			continue
 		}
-		if !IsLDP(c.Event.Mechanism) {
+		if !event.IsLDP(c.Event.Mechanism) {
 			return RouteResult{}, fmt.Sprintf("no approximate-DP baseline for %s", c.Event.Mechanism), nil
 		}
 		if steps > 0 && c.Event != e {
@@ -193,7 +194,7 @@ func approxDPRoute(events []Composed, delta float64) (RouteResult, string, error
 	if err := e.Validate(); err != nil {
 		return RouteResult{}, "", err
 	}
-	k := e.reports()
+	k := e.Reports()
 	rt := RouteResult{Route: RouteApproxDP}
 	if e.Eps0 == 0 {
 		rt.Bound, rt.Epsilon = BoundFMT20KOV15, 0
@@ -220,7 +221,7 @@ func approxDPRoute(events []Composed, delta float64) (RouteResult, string, error
 }
 
 // pldRoute evaluates the PLD route, or says why it does not apply.
-func pldRoute(events []Composed, delta float64) (RouteResult, string, error) {
+func pldRoute(events []event.Composed, delta float64) (RouteResult, string, error) {
 	for _, c := range events {
 		if c.Count > 0 && !hasPLD(c.Event) {
 			return RouteResult{}, fmt.Sprintf("%s: %v", c.Event.Mechanism, ErrNoDominatingPair), nil

@@ -1,4 +1,4 @@
-package event
+package route
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/accounting"
 	"github.com/shuffledp/shuffledp/approxdp"
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // TestBestIsMinimumOfRoutes: Best is at most every route it compares and
@@ -19,17 +20,17 @@ import (
 // above).
 func TestBestIsMinimumOfRoutes(t *testing.T) {
 	for _, c := range []struct {
-		ev              Event
+		ev              event.Event
 		steps           int64
 		delta           float64
 		route, winner   string
 		atMost, atLeast float64
 	}{
-		{Event{Mechanism: Shuffle, N: 2000, Eps0: 4}, 1, 1e-6, RoutePLD, BoundPLD, 2, 0},
-		{Event{Mechanism: SubsampledShuffle, N: 100000, K: 1000, Eps0: 3}, 1, 1e-5, RoutePLD, BoundPLD, 0.0090, 0.0089},
-		{Event{Mechanism: SubsampledShuffle, N: 100000, K: 100, Eps0: 2}, 300, 1e-8, RoutePLD, BoundPLD, 1, 0},
+		{event.Event{Mechanism: event.Shuffle, N: 2000, Eps0: 4}, 1, 1e-6, RoutePLD, BoundPLD, 2, 0},
+		{event.Event{Mechanism: event.SubsampledShuffle, N: 100000, K: 1000, Eps0: 3}, 1, 1e-5, RoutePLD, BoundPLD, 0.0090, 0.0089},
+		{event.Event{Mechanism: event.SubsampledShuffle, N: 100000, K: 100, Eps0: 2}, 300, 1e-8, RoutePLD, BoundPLD, 1, 0},
 	} {
-		r, err := Best([]Composed{{Event: c.ev, Count: c.steps}}, c.delta, nil)
+		r, err := Best([]event.Composed{{Event: c.ev, Count: c.steps}}, c.delta, nil)
 		if err != nil {
 			t.Fatalf("%v: %v", c.ev, err)
 		}
@@ -53,7 +54,7 @@ func TestBestIsMinimumOfRoutes(t *testing.T) {
 			t.Errorf("%v: best %.9g, smallest route %.9g", c.ev, r.Epsilon, min)
 		}
 		// Each route independently.
-		acc, err := Account([]Composed{{Event: c.ev, Count: c.steps}}, accounting.BoundBest, c.delta, nil)
+		acc, err := Account([]event.Composed{{Event: c.ev, Count: c.steps}}, accounting.BoundBest, c.delta, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +72,7 @@ func TestBestIsMinimumOfRoutes(t *testing.T) {
 		if ad := r.Routes[1]; ad.Route != RouteApproxDP || math.Abs(ad.Epsilon-comp.Epsilon) > 1e-12*comp.Epsilon {
 			t.Errorf("%v: approx-dp route %+v, approxdp says %.12g", c.ev, ad, comp.Epsilon)
 		}
-		p, err := PLD([]Composed{{Event: c.ev, Count: c.steps}}, c.delta)
+		p, err := PLD([]event.Composed{{Event: c.ev, Count: c.steps}}, c.delta)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,10 +86,10 @@ func TestBestIsMinimumOfRoutes(t *testing.T) {
 // run whose rounds differ is accounted by RDP and PLD (which compose any
 // rounds) but not by the approximate-DP route, and Best says why.
 func TestBestHeterogeneousRoundsRDPOnly(t *testing.T) {
-	a := Event{Mechanism: SubsampledShuffle, N: 10000, K: 100, Eps0: 3}
+	a := event.Event{Mechanism: event.SubsampledShuffle, N: 10000, K: 100, Eps0: 3}
 	b := a
 	b.K = 99
-	events := []Composed{{Event: a, Count: 5}, {Event: b, Count: 1}}
+	events := []event.Composed{{Event: a, Count: 5}, {Event: b, Count: 1}}
 	r, err := Best(events, 1e-5, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestBestHeterogeneousRoundsRDPOnly(t *testing.T) {
 	// Gaussian events have no approximate-DP route here; their PLD route is
 	// the proven Gaussian pair (sigma/2 under replace-one), which beats
 	// Cor. 1's RDP.
-	g, err := Best([]Composed{{Event: Event{Mechanism: ShuffleGaussian, N: 1000, Sigma: 5, Adjacency: AdjacencyReplaceOne}, Count: 3}}, 1e-5, nil)
+	g, err := Best([]event.Composed{{Event: event.Event{Mechanism: event.ShuffleGaussian, N: 1000, Sigma: 5, Adjacency: event.AdjacencyReplaceOne}, Count: 3}}, 1e-5, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +127,8 @@ func TestBestNeverAboveEitherRoute(t *testing.T) {
 		for _, k := range []int64{1, 10, n} {
 			for _, eps0 := range []float64{0.5, 5} {
 				for _, steps := range []int64{1, 7} {
-					ev := Event{Mechanism: SubsampledShuffle, N: n, K: k, Eps0: eps0}
-					r, err := Best([]Composed{{Event: ev, Count: steps}}, 1e-6, nil)
+					ev := event.Event{Mechanism: event.SubsampledShuffle, N: n, K: k, Eps0: eps0}
+					r, err := Best([]event.Composed{{Event: ev, Count: steps}}, 1e-6, nil)
 					if err != nil {
 						t.Fatalf("%v: %v", ev, err)
 					}

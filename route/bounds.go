@@ -1,4 +1,4 @@
-package event
+package route
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // Bound describes a bound that turns an event into an RDP curve.
@@ -30,22 +31,22 @@ type Bound struct {
 // accounting.BoundNames that accounting.NewBound constructs for the
 // mechanism with proper subsampling (k < n), so that a bound added there
 // appears here.
-func (e Event) Bounds() []Bound {
+func Bounds(e event.Event) []Bound {
 	switch {
-	case IsLDP(e.Mechanism):
+	case event.IsLDP(e.Mechanism):
 		return slices.Clone(ldpBounds(e.Mechanism))
-	case IsGaussian(e.Mechanism):
+	case event.IsGaussian(e.Mechanism):
 		return gaussianBounds(e.Mechanism)
-	case e.Mechanism == SampledGaussian:
+	case e.Mechanism == event.SampledGaussian:
 		return sampledGaussianBounds()
 	}
 	return nil
 }
 
-// boundNames returns the names of e.Bounds().
-func (e Event) boundNames() []string {
+// boundNames returns the names of Bounds(e).
+func boundNames(e event.Event) []string {
 	var s []string
-	for _, b := range e.Bounds() {
+	for _, b := range Bounds(e) {
 		s = append(s, b.Name)
 	}
 	return s
@@ -79,26 +80,26 @@ func ldpBounds(mech string) []Bound {
 // conjectured Gaussian bounds too (for the other mechanisms it is "best").
 // The event is validated first. How the adjacency sets the noise
 // multiplier of each Gaussian bound: newGaussianCurve.
-func (e Event) Curve(bound string) (accounting.RDP, error) {
+func Curve(e event.Event, bound string) (accounting.RDP, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
 	if bound == "" {
 		bound = accounting.BoundBest
 	}
-	if IsGaussian(e.Mechanism) {
+	if event.IsGaussian(e.Mechanism) {
 		return gaussianCurve(e, bound)
 	}
 	if bound == BoundBestConjecture {
 		bound = accounting.BoundBest // no conjecture applies to e's mechanism
 	}
-	if e.Mechanism == SampledGaussian {
+	if e.Mechanism == event.SampledGaussian {
 		return sampledGaussianCurve(e, bound)
 	}
 	if !slices.Contains(accounting.BoundNames(), bound) {
-		return nil, e.unknownBound(bound)
+		return nil, unknownBound(e, bound)
 	}
-	return accounting.NewBound(e.Mechanism, bound, e.N, e.reports(), e.Eps0)
+	return accounting.NewBound(e.Mechanism, bound, e.N, e.Reports(), e.Eps0)
 }
 
 // UnknownBoundError is the error of Curve for a bound name that does not
@@ -113,6 +114,6 @@ func (err *UnknownBoundError) Error() string {
 		err.Bound, err.Mechanism, strings.Join(err.Valid, ", "))
 }
 
-func (e Event) unknownBound(bound string) error {
-	return &UnknownBoundError{Bound: bound, Mechanism: e.Mechanism, Valid: e.boundNames()}
+func unknownBound(e event.Event, bound string) error {
+	return &UnknownBoundError{Bound: bound, Mechanism: e.Mechanism, Valid: boundNames(e)}
 }

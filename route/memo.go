@@ -1,4 +1,4 @@
-package event
+package route
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // memo keeps the last cap results of a pure function of its key (first
@@ -48,7 +50,7 @@ func (m *memo[T]) put(k string, r T) {
 // memoKey identifies a query on composed events: the events in order
 // (their %v form round-trips every float), the bits of delta and the
 // orders (nil and empty alike: the events' default grid).
-func memoKey(events []Composed, delta float64, orders []float64) string {
+func memoKey(events []event.Composed, delta float64, orders []float64) string {
 	var b strings.Builder
 	for _, c := range events {
 		fmt.Fprintf(&b, "%v;", c)

@@ -1,7 +1,9 @@
-package event
+package route
 
 import (
 	"testing"
+
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // TestExtremePLDAndCertified: at n = 1e9, k = 100, eps0 = 8, T = 1e6,
@@ -11,7 +13,7 @@ import (
 // pair; the certified interval exists (its lower end, the witnesses'
 // optimistic PLDs, never fails for mass at +inf).
 func TestExtremePLDAndCertified(t *testing.T) {
-	events := []Composed{{Event: Event{Mechanism: SubsampledShuffle, N: 1e9, K: 100, Eps0: 8}, Count: 1e6}}
+	events := []event.Composed{{Event: event.Event{Mechanism: event.SubsampledShuffle, N: 1e9, K: 100, Eps0: 8}, Count: 1e6}}
 	const delta = 1e-12
 	p, err := PLD(events, delta)
 	if err != nil {
@@ -32,7 +34,7 @@ func TestExtremePLDAndCertified(t *testing.T) {
 // TestBestMemoCopies: a memoised Best returns the same numbers, and its
 // slices are the caller's own.
 func TestBestMemoCopies(t *testing.T) {
-	events := []Composed{{Event: Event{Mechanism: SubsampledShuffle, N: 1e4, K: 100, Eps0: 1}, Count: 50}}
+	events := []event.Composed{{Event: event.Event{Mechanism: event.SubsampledShuffle, N: 1e4, K: 100, Eps0: 1}, Count: 50}}
 	a, err := Best(events, 1e-6, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package event
+package route
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/shuffledp/shuffledp/accounting"
+	"github.com/shuffledp/shuffledp/event"
 )
 
 // Result is the (epsilon, delta) statement of composed events under one
@@ -52,13 +53,13 @@ type Result struct {
 // each of them ("best" does; "gaussian-cor1" to the Gaussian ones). The
 // epsilon is never negative, NaN or infinite (an error instead), and it is
 // a guarantee: a lower bound is refused (Account reports lower bounds).
-func Epsilon(events []Composed, bound string, delta float64, orders []float64) (accounting.Guarantee, error) {
+func Epsilon(events []event.Composed, bound string, delta float64, orders []float64) (accounting.Guarantee, error) {
 	r, err := Account(events, bound, delta, orders)
 	if err != nil {
 		return accounting.Guarantee{}, err
 	}
 	if r.Lower {
-		return accounting.Guarantee{}, fmt.Errorf("--bound %s is a lower bound on the RDP curve, not a guarantee (use event.Account to evaluate it)", bound)
+		return accounting.Guarantee{}, fmt.Errorf("--bound %s is a lower bound on the RDP curve, not a guarantee (use route.Account to evaluate it)", bound)
 	}
 	return r.Guarantee, nil
 }
@@ -66,7 +67,7 @@ func Epsilon(events []Composed, bound string, delta float64, orders []float64) (
 // Account is Epsilon with the winner of "best", whether the bound is a
 // lower bound (then Epsilon is not a guarantee), and whether the statement
 // rests on a conjecture (Result.Conjecture).
-func Account(events []Composed, bound string, delta float64, orders []float64) (Result, error) {
+func Account(events []event.Composed, bound string, delta float64, orders []float64) (Result, error) {
 	if !(delta > 0 && delta < 1) {
 		return Result{}, fmt.Errorf("--delta must be in (0,1), got %g", delta)
 	}
@@ -78,7 +79,7 @@ func Account(events []Composed, bound string, delta float64, orders []float64) (
 	}
 	curves := make([]accounting.RDP, len(events))
 	for i, c := range events {
-		curve, err := c.Event.Curve(bound)
+		curve, err := Curve(c.Event, bound)
 		if err != nil {
 			return Result{}, err
 		}
@@ -87,7 +88,7 @@ func Account(events []Composed, bound string, delta float64, orders []float64) (
 	return AccountCurves(events, curves, bound, delta, orders, true)
 }
 
-func countRounds(events []Composed) (int64, error) {
+func countRounds(events []event.Composed) (int64, error) {
 	var rounds int64
 	for _, c := range events {
 		if c.Count < 0 {
@@ -102,13 +103,13 @@ func countRounds(events []Composed) (int64, error) {
 }
 
 // AccountCurves is Account over curves the caller already built with
-// events[i].Event.Curve(bound), curves[i] for events[i] (a ledger memoises
+// Curve(events[i].Event, bound), curves[i] for events[i] (a ledger memoises
 // them so that pricing a round costs O(orders)). A curve wrapping a "best"
 // curve names its winner if it has the method RDPWinner(order) (float64,
 // string, error), as *accounting.BestCurve does. With explain false,
 // Winner and Assumption are left empty: naming the winner evaluates every
 // component bound at the chosen order.
-func AccountCurves(events []Composed, curves []accounting.RDP, bound string, delta float64, orders []float64, explain bool) (Result, error) {
+func AccountCurves(events []event.Composed, curves []accounting.RDP, bound string, delta float64, orders []float64, explain bool) (Result, error) {
 	if !(delta > 0 && delta < 1) {
 		return Result{}, fmt.Errorf("--delta must be in (0,1), got %g", delta)
 	}
@@ -122,7 +123,7 @@ func AccountCurves(events []Composed, curves []accounting.RDP, bound string, del
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Guarantee: accounting.Guarantee{Delta: delta}, Rounds: rounds, Adjacency: ComposedAdjacency(events)}
+	res := Result{Guarantee: accounting.Guarantee{Delta: delta}, Rounds: rounds, Adjacency: event.ComposedAdjacency(events)}
 	for _, c := range curves {
 		res.Lower = res.Lower || accounting.IsLower(c)
 	}
@@ -134,8 +135,8 @@ func AccountCurves(events []Composed, curves []accounting.RDP, bound string, del
 		var grids [][]float64
 		for _, c := range events {
 			if c.Count > 0 {
-				grids = append(grids, c.Event.DefaultOrders())
-				adaptive = adaptive || c.Event.adaptive()
+				grids = append(grids, DefaultOrders(c.Event))
+				adaptive = adaptive || adaptiveGrid(c.Event)
 			}
 		}
 		orders = union(grids...)
@@ -146,7 +147,7 @@ func AccountCurves(events []Composed, curves []accounting.RDP, bound string, del
 		var grids [][]float64
 		for _, c := range events {
 			if c.Count > 0 {
-				grids = append(grids, c.Event.wideOrders())
+				grids = append(grids, wideOrders(c.Event))
 			}
 		}
 		g, err = compose(events, curves, union(append(grids, orders)...), delta)
@@ -178,7 +179,7 @@ func AccountCurves(events []Composed, curves []accounting.RDP, bound string, del
 				winners = append(winners, w)
 			}
 		}
-		if IsGaussian(events[i].Event.Mechanism) && IsConjecture(w) {
+		if event.IsGaussian(events[i].Event.Mechanism) && IsConjecture(w) {
 			res.Conjecture, res.Assumption = true, Assumption
 		}
 	}
@@ -193,7 +194,7 @@ type winnerCurve interface {
 }
 
 // compose sums count times each curve on orders and converts at delta.
-func compose(events []Composed, curves []accounting.RDP, orders []float64, delta float64) (accounting.Guarantee, error) {
+func compose(events []event.Composed, curves []accounting.RDP, orders []float64, delta float64) (accounting.Guarantee, error) {
 	acct, err := accounting.NewAccountant(orders)
 	if err != nil {
 		return accounting.Guarantee{}, err
@@ -202,7 +203,7 @@ func compose(events []Composed, curves []accounting.RDP, orders []float64, delta
 		if events[i].Count == 0 {
 			continue
 		}
-		if IsGaussian(events[i].Event.Mechanism) {
+		if event.IsGaussian(events[i].Event.Mechanism) {
 			warmUp(c, orders)
 		}
 		if err := acct.Compose64(c, events[i].Count); err != nil {

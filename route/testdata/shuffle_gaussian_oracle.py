@@ -269,7 +269,7 @@ class WORPair:
 
 def main():
     rnd = random.Random(20261201)
-    out = {"generator": "event/testdata/shuffle_gaussian_oracle.py (mpmath %s)" % mp.__dict__.get("version", "1.3.0")}
+    out = {"generator": "route/testdata/shuffle_gaussian_oracle.py (mpmath %s)" % mp.__dict__.get("version", "1.3.0")}
 
     # --- the dominating pairs' profiles ------------------------------------------
     prof = []

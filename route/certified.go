@@ -1,10 +1,11 @@
-package event
+package route
 
 import (
 	"errors"
 	"fmt"
 	"math"
 
+	"github.com/shuffledp/shuffledp/event"
 	"github.com/shuffledp/shuffledp/internal/logmath"
 	"github.com/shuffledp/shuffledp/pld"
 )
@@ -77,7 +78,7 @@ var ErrNoCertifiedLower = errors.New("a certified lower bound is implemented for
 // only drop). The 3-ary witness is enumerated when at most about 4e6
 // histograms lie within 60 nats of the mode (k q (1-q) k (1-q) below about
 // 2e8, q = e^eps0/(e^eps0+2): every setting of docs/accounting-pld.md).
-func CertifiedInterval(events []Composed, delta float64) (Certified, error) {
+func CertifiedInterval(events []event.Composed, delta float64) (Certified, error) {
 	b, err := Best(events, delta, nil)
 	if err != nil {
 		return Certified{}, err
@@ -88,7 +89,7 @@ func CertifiedInterval(events []Composed, delta float64) (Certified, error) {
 		return c, nil
 	}
 	for _, e := range events {
-		if e.Count > 0 && !IsLDP(e.Event.Mechanism) {
+		if e.Count > 0 && !event.IsLDP(e.Event.Mechanism) {
 			return Certified{}, fmt.Errorf("%s: %w", e.Event, ErrNoCertifiedLower)
 		}
 	}
@@ -114,7 +115,7 @@ func CertifiedInterval(events []Composed, delta float64) (Certified, error) {
 // witnessEpsilon is the optimistic PLD epsilon of the witness pair composed
 // over the events; ok is false when the witness is not enumerated at these
 // parameters (3-ary with too many reports).
-func witnessEpsilon(events []Composed, delta float64, witness string) (float64, bool, error) {
+func witnessEpsilon(events []event.Composed, delta float64, witness string) (float64, bool, error) {
 	var a pld.Accountant
 	added := 0
 	for _, c := range events {
@@ -125,7 +126,7 @@ func witnessEpsilon(events []Composed, delta float64, witness string) (float64, 
 			return 0, false, fmt.Errorf("--steps %d: too many rounds", c.Count)
 		}
 		e := c.Event
-		k := e.reports()
+		k := e.Reports()
 		g := float64(k) / float64(e.N)
 		var x, y []float64
 		switch witness {
