@@ -6,7 +6,7 @@ import (
 
 	"github.com/shuffledp/shuffledp/account"
 	"github.com/shuffledp/shuffledp/accounting"
-	"github.com/shuffledp/shuffledp/event"
+	"github.com/shuffledp/shuffledp/route"
 )
 
 // Preview is what the page shows at once, before Compute's answer: the rows
@@ -28,7 +28,7 @@ func Preview(q Query) ([]Row, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	slow := append([]string{accounting.BoundBest, event.BoundBestConjecture, event.BoundPLD, account.BoundCertified,
+	slow := append([]string{accounting.BoundBest, route.BoundBestConjecture, route.BoundPLD, account.BoundCertified,
 		account.BoundRDPBest, account.BoundBestNoPLD, account.BoundAll}, account.Baselines()...)
 	rows := []Row{}
 	for _, name := range account.BoundNames(req.Event()) {
