@@ -9,17 +9,21 @@ const SVG = 'http://www.w3.org/2000/svg';
 
 let schema = null; // from the module: mechanisms, fields, default
 // The workers, each with its own accountant: the first computes the rows
-// (preview, then result) and then a share of the curve's points; the
-// others draw the rest of the curve meanwhile, so the page takes about as
-// long as its longest share instead of the sum.
+// (preview, then result); the others compute the curve's points, each
+// taking the next one when it is free (the largest round counts, the
+// slowest, first), and the first joins them when its result is in. So the
+// page takes about its total work divided among the workers, not the sum.
 const nWorkers = Math.max(2, Math.min(4, navigator.hardwareConcurrency || 2));
 let workers = [];
 let busy = false;
 let requestId = 0;
+let query = '';
 let curve = []; // points of the current request: {steps, epsilon, text, bound}
-let curveSteps = [];
+let curveSteps = null; // the round counts, once known
+let queue = []; // round counts of the points not yet asked for
+let pending = 0; // points asked for, not yet answered
+let idle = []; // workers waiting for a point
 let result = null; // the current request's answer, once it came
-let partsDone = 0;
 let started = 0; // performance.now() at the request
 
 function setStatus(state, text) {
@@ -150,8 +154,8 @@ function loadQuery(search) {
 }
 
 function compute() {
-  const query = formQuery();
-  history.replaceState(null, '', '?' + query);
+  const q = formQuery();
+  history.replaceState(null, '', '?' + q);
   if (busy) {
     // A module answers one call at a time: drop the running ones.
     for (const w of workers) w.terminate();
@@ -159,21 +163,34 @@ function compute() {
   }
   busy = true;
   requestId++;
+  query = q;
   curve = [];
-  curveSteps = [];
+  curveSteps = null;
+  queue = [];
+  pending = 0;
+  idle = [];
   result = null;
-  partsDone = 0;
   started = performance.now();
   showError('');
   setStatus('computing', 'Computing\u2026');
-  workers[0].postMessage({ id: requestId, kind: 'compute', query });
-  workers.forEach((w, i) => w.postMessage({ id: requestId, kind: 'curve', query, part: (i + 1) % nWorkers, parts: nWorkers }));
+  workers[0].postMessage({ id: requestId, kind: 'compute', query, w: 0 });
+  workers[1].postMessage({ id: requestId, kind: 'steps', query, w: 1 });
+  for (let i = 2; i < nWorkers; i++) idle.push(i); // the second is idle once it answers
+}
+
+// dispatch gives every idle worker the next point, if any is left.
+function dispatch() {
+  while (idle.length && queue.length) {
+    const w = idle.shift();
+    pending++;
+    workers[w].postMessage({ id: requestId, kind: 'point', query, steps: queue.shift(), w });
+  }
 }
 
 // addLastPoint adds the curve's last point, best at the run's rounds, from
 // the result once both it and the round counts are known.
 function addLastPoint() {
-  if (!result || !curveSteps.length) return;
+  if (!result || !curveSteps || !curveSteps.length) return;
   const last = curveSteps[curveSteps.length - 1];
   if (curve.some((p) => p.steps === last)) return;
   const best = result.best;
@@ -181,11 +198,10 @@ function addLastPoint() {
   drawCurve();
 }
 
-// finish ends the request once the result and every share of the curve
-// are in.
+// finish ends the request once the result and every point are in.
 function finish() {
-  if (!result || partsDone < nWorkers) {
-    if (result) {
+  if (!result || !curveSteps || queue.length || pending) {
+    if (result && curveSteps) {
       setStatus('curve', 'Drawing the curve over rounds: ' + curve.length + ' of ' + curveSteps.length + '\u2026');
     }
     return;
@@ -232,24 +248,35 @@ function onMessage(ev) {
       renderResult(result);
       if (curve.length) drawCurve();
       addLastPoint();
+      idle.push(m.w); // the first worker joins the curve
+      dispatch();
       finish();
       break;
     case 'curve-steps':
-      curveSteps = m.steps;
-      addLastPoint();
-      break;
-    case 'point':
       if (m.answer.error) {
+        curveSteps = [];
         showError('curve: ' + m.answer.error);
-        break;
+      } else {
+        curveSteps = m.answer.result || []; // none for zero rounds
       }
-      curve.push(m.answer.result);
-      drawCurve();
+      // Every point but the last (the result's best), the largest first.
+      queue = curveSteps.slice(0, -1).reverse();
+      idle.push(m.w);
+      addLastPoint();
+      dispatch();
       finish();
       break;
-    case 'curve-done':
-      partsDone++;
-      if (m.error) showError('curve: ' + m.error);
+    case 'point':
+      pending--;
+      if (m.answer.error) {
+        showError('curve: ' + m.answer.error);
+        queue = []; // the other points would fail alike
+      } else {
+        curve.push(m.answer.result);
+        drawCurve();
+      }
+      idle.push(m.w);
+      dispatch();
       finish();
       break;
   }

@@ -60,36 +60,26 @@ ready.then(
   (err) => postMessage({ type: 'fatal', error: String(err) }),
 );
 
-// Two kinds of work, each posted back as it finishes (the page runs one
-// worker that computes and others that draw the curve, in parallel):
+// Three kinds of work, each answered as it finishes (the page keeps every
+// worker busy: one computes the rows, the others the curve's points, and
+// each takes the next point when it is free):
 // - {kind: 'compute'}: the preview (the RDP rows, milliseconds), then every
 //   bound (the result);
-// - {kind: 'curve', part, parts}: the round counts of the curve (part 0
-//   posts them), then the points whose index is part modulo parts, except
-//   the last, which is the result's best (the same call at the same rounds).
+// - {kind: 'steps'}: the round counts of the curve;
+// - {kind: 'point', steps}: best's epsilon after that many rounds.
+// Every answer echoes the worker's index w.
 self.onmessage = async (ev) => {
   const api = await ready;
-  const { id, kind, query } = ev.data;
+  const { id, kind, query, w } = ev.data;
   const t0 = performance.now();
   if (kind === 'compute') {
     const preview = JSON.parse(await api.preview(query));
-    postMessage({ type: 'preview', id, answer: preview, ms: performance.now() - t0 });
+    postMessage({ type: 'preview', id, w, answer: preview, ms: performance.now() - t0 });
     const answer = JSON.parse(await api.compute(query));
-    postMessage({ type: 'result', id, answer, ms: performance.now() - t0 });
-    return;
+    postMessage({ type: 'result', id, w, answer, ms: performance.now() - t0 });
+  } else if (kind === 'steps') {
+    postMessage({ type: 'curve-steps', id, w, answer: JSON.parse(await api.curveSteps(query)) });
+  } else if (kind === 'point') {
+    postMessage({ type: 'point', id, w, answer: JSON.parse(await api.point(query, ev.data.steps)) });
   }
-  const { part, parts } = ev.data;
-  const steps = JSON.parse(await api.curveSteps(query));
-  if (steps.error) {
-    postMessage({ type: 'curve-done', id, part, error: steps.error });
-    return;
-  }
-  const ts = steps.result || []; // none for zero rounds
-  if (part === 0) postMessage({ type: 'curve-steps', id, steps: ts });
-  for (let i = part; i < ts.length - 1; i += parts) {
-    const p = JSON.parse(await api.point(query, ts[i]));
-    postMessage({ type: 'point', id, answer: p });
-    if (p.error) break;
-  }
-  postMessage({ type: 'curve-done', id, part, ms: performance.now() - t0 });
 };

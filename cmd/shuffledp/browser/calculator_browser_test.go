@@ -57,10 +57,11 @@ const calculatorScreenshotCase = "subsampled-shuffle"
 // pageState is what the test reads from the page's DOM (the text shown, and
 // the value each number was printed from).
 type pageState struct {
-	Status string `json:"status"`
-	Error  string `json:"error"`
-	Search string `json:"search"`
-	Best   struct {
+	Status     string `json:"status"`
+	StatusText string `json:"statusText"` // "Done in 1.2 s." (the page's own time)
+	Error      string `json:"error"`
+	Search     string `json:"search"`
+	Best       struct {
 		Text, Value, Bound string
 	} `json:"best"`
 	Rows []struct {
@@ -77,7 +78,7 @@ type pageState struct {
 
 const readPageJS = `(() => {
   const $ = (id) => document.getElementById(id);
-  const s = {status: $('status').dataset.state, error: $('error').hidden ? '' : $('error').textContent,
+  const s = {status: $('status').dataset.state, statusText: $('status').textContent, error: $('error').hidden ? '' : $('error').textContent,
     search: location.search, command: $('command').textContent,
     best: {Text: $('best-epsilon').textContent, Value: $('best-epsilon').dataset.value || '', Bound: $('best-bound').textContent},
     rows: [], interval: null, points: []};
@@ -212,8 +213,8 @@ func TestCalculatorInBrowser(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			t.Logf("%s: best %s by %s, %d bounds, %d curve points, %v in the browser",
-				tc.query, page.Best.Text, page.Best.Bound, len(page.Rows), len(page.Points), time.Since(start).Round(time.Millisecond))
+			t.Logf("%s: best %s by %s, %d bounds, %d curve points, %v in the browser (the page: %q)",
+				tc.query, page.Best.Text, page.Best.Bound, len(page.Rows), len(page.Points), time.Since(start).Round(time.Millisecond), page.StatusText)
 		})
 	}
 	t.Run("phone", func(t *testing.T) {
