@@ -202,17 +202,23 @@ func (m *sampledGaussianMech) round(h float64) (Bracket, Bracket, error) {
 	return out[0], out[1], nil
 }
 
-// AddSampledGaussian adds steps rounds of the Poisson-subsampled Gaussian
-// mechanism (DP-SGD's; add-remove neighbours, sensitivity 1, noise
-// standard deviation sigma, sampling rate in (0, 1]).
-func (a *Accountant) AddSampledGaussian(sigma, rate float64, steps int) error {
+// checkSampled checks the parameters of a sampled Gaussian mechanism:
+// sigma, rate in (0, 1] and steps.
+func checkSampled(sigma, rate float64, steps int) error {
 	if err := checkSigma(sigma); err != nil {
 		return err
 	}
 	if !(rate > 0 && rate <= 1) {
 		return fmt.Errorf("pld: rate = %v, want 0 < rate <= 1", rate)
 	}
-	if err := checkSteps(steps); err != nil {
+	return checkSteps(steps)
+}
+
+// AddSampledGaussian adds steps rounds of the Poisson-subsampled Gaussian
+// mechanism (DP-SGD's; add-remove neighbours, sensitivity 1, noise
+// standard deviation sigma, sampling rate in (0, 1]).
+func (a *Accountant) AddSampledGaussian(sigma, rate float64, steps int) error {
+	if err := checkSampled(sigma, rate, steps); err != nil {
 		return err
 	}
 	if rate == 1 {

@@ -127,13 +127,7 @@ func (m *worGaussianMech) round(h float64) (Bracket, Bracket, error) {
 // changed client against another sampled one: up to 2C apart). rate 1 is
 // the Gaussian mechanism.
 func (a *Accountant) AddWORGaussian(sigma, rate float64, steps int) error {
-	if err := checkSigma(sigma); err != nil {
-		return err
-	}
-	if !(rate > 0 && rate <= 1) {
-		return fmt.Errorf("pld: rate = %v, want 0 < rate <= 1", rate)
-	}
-	if err := checkSteps(steps); err != nil {
+	if err := checkSampled(sigma, rate, steps); err != nil {
 		return err
 	}
 	if rate == 1 {
@@ -204,13 +198,7 @@ func (m *checkinGaussianMech) round(h float64) (Bracket, Bracket, error) {
 // probability rate in (0, 1] (checkinGaussianMech). rate 1 is the Gaussian
 // mechanism.
 func (a *Accountant) AddCheckinGaussian(sigma, rate float64, steps int) error {
-	if err := checkSigma(sigma); err != nil {
-		return err
-	}
-	if !(rate > 0 && rate <= 1) {
-		return fmt.Errorf("pld: rate = %v, want 0 < rate <= 1", rate)
-	}
-	if err := checkSteps(steps); err != nil {
+	if err := checkSampled(sigma, rate, steps); err != nil {
 		return err
 	}
 	if rate == 1 {

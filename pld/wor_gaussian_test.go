@@ -10,13 +10,13 @@ import (
 
 // TestShuffleGaussianPairProfiles: the discretised pairs of the shuffle
 // Gaussian mechanisms against the closed-form/mpmath profiles of
-// ../event/testdata/shuffle_gaussian_oracle.py: the WOR subsampled pair
+// ../route/testdata/shuffle_gaussian_oracle.py: the WOR subsampled pair
 // after 1 and 2 rounds (the 2-fold product computed independently of any
 // convolution), the check-in slot pair after 1 round. The pessimistic delta
 // is never below the exact one and the optimistic never above; the
 // pessimistic one is within 1% (plus 1e-9) of it.
 func TestShuffleGaussianPairProfiles(t *testing.T) {
-	b, err := os.ReadFile("../event/testdata/shuffle_gaussian_golden.json")
+	b, err := os.ReadFile("../route/testdata/shuffle_gaussian_golden.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -155,11 +155,10 @@ func startCalculator(t *testing.T, ctx context.Context) string {
 	return strings.TrimSpace(strings.TrimPrefix(line, prefix))
 }
 
-// TestCalculatorInBrowser drives headless Chromium against `calculator
-// --listen` and checks the page's numbers against `account --json --bound
-// all` for every case of calculatorBrowserCases, and an invalid input's
-// error against the command's.
-func TestCalculatorInBrowser(t *testing.T) {
+// needChromium returns Chromium's path, or skips the test without it
+// (fails it when SHUFFLEDP_REQUIRE_BROWSER is set).
+func needChromium(t *testing.T) string {
+	t.Helper()
 	chromium := findChromium()
 	if chromium == "" {
 		if os.Getenv("SHUFFLEDP_REQUIRE_BROWSER") != "" {
@@ -167,19 +166,35 @@ func TestCalculatorInBrowser(t *testing.T) {
 		}
 		t.Skip("no chromium: install it (apt-get install chromium) or set SHUFFLEDP_REQUIRE_BROWSER=1 to make this a failure")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	base := startCalculator(t, ctx)
+	return chromium
+}
 
+// openPage starts headless Chromium (closed when the test ends) and opens
+// base in it; it returns the browser's context.
+func openPage(t *testing.T, ctx context.Context, chromium, base string) context.Context {
+	t.Helper()
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(900, 1400))
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
+	t.Cleanup(cancelBrowser)
 	if err := chromedp.Do(bctx, chromedp.Navigate(base)); err != nil {
 		t.Fatalf("opening %s: %v", base, err)
 	}
+	return bctx
+}
+
+// TestCalculatorInBrowser drives headless Chromium against `calculator
+// --listen` and checks the page's numbers against `account --json --bound
+// all` for every case of calculatorBrowserCases, and an invalid input's
+// error against the command's.
+func TestCalculatorInBrowser(t *testing.T) {
+	chromium := needChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	base := startCalculator(t, ctx)
+	bctx := openPage(t, ctx, chromium, base)
 	for _, tc := range calculatorBrowserCases {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()

@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/shuffledp/shuffledp/calculator"
 )
@@ -21,13 +18,7 @@ import (
 // be built) serves the calculator natively, and the page, in headless
 // Chromium, shows the numbers `account --json --bound all` prints.
 func TestInstalledCalculatorInBrowser(t *testing.T) {
-	chromium := findChromium()
-	if chromium == "" {
-		if os.Getenv("SHUFFLEDP_REQUIRE_BROWSER") != "" {
-			t.Fatal("SHUFFLEDP_REQUIRE_BROWSER is set but no chromium is installed (apt-get install chromium)")
-		}
-		t.Skip("no chromium: install it (apt-get install chromium) or set SHUFFLEDP_REQUIRE_BROWSER=1 to make this a failure")
-	}
+	chromium := needChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := child(nil, "calculator", "--listen", "127.0.0.1:0")
@@ -55,15 +46,7 @@ func TestInstalledCalculatorInBrowser(t *testing.T) {
 	}
 	base := strings.TrimSpace(strings.TrimPrefix(line, prefix))
 
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(900, 1400))
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Do(bctx, chromedp.Navigate(base)); err != nil {
-		t.Fatalf("opening %s: %v", base, err)
-	}
+	bctx := openPage(t, ctx, chromium, base)
 	tc := calculatorBrowserCases[0]
 	q, err := calculator.ParseQuery(tc.query)
 	if err != nil {
